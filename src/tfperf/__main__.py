@@ -1,0 +1,5 @@
+import sys
+
+from tfperf.cli import main
+
+sys.exit(main())

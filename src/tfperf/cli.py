@@ -1,0 +1,92 @@
+"""Command line: ``python -m tfperf doctor`` and ``python -m tfperf calibrate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from tfperf import device, logs, targets
+
+
+def doctor() -> int:
+    """Print what TensorFlow runs on and any problem with the set-up; exit 1 if there is one."""
+    logs.quiet_tensorflow()
+    info = device.detect()
+    print(info.summary())
+    problems = device.health_check(info)
+    for problem in problems:
+        print(f"Problem: {problem}")
+    if not problems:
+        print("No problems found.")
+    return 1 if any("expected" in p for p in problems) else 0
+
+
+def target_from_ratios(ratios: list[float], *, floor: float = 1.5) -> float:
+    """A target halfway (geometrically) between 1x and the reference's worst measured ratio.
+
+    That leaves the same factor of margin below the reference as above the unfixed code.
+    """
+    worst = min(ratios)
+    return max(floor, math.floor(math.sqrt(worst) * 10) / 10)
+
+
+def run_notebook(path: Path, timeout: int = 600) -> None:
+    """Execute a notebook top to bottom in a fresh kernel (errors are left in the copy)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+
+
+def calibrate(notebooks: list[Path], out: Path) -> int:
+    """Run the reference solutions, record their speedups, and write targets derived from them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "record.jsonl"
+        os.environ[targets.ENV_VAR] = ""  # measure against the shipped defaults, not an old calibration
+        os.environ["TFPERF_RECORD"] = str(record)
+        os.environ.setdefault("TFPERF_SIZE", "ci")
+        logs.quiet_tensorflow()
+        for path in notebooks:
+            print(f"Running {path} ...", flush=True)
+            run_notebook(path)
+        rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+    if not rows:
+        print("No throughput checks ran: nothing to calibrate.", file=sys.stderr)
+        return 1
+    by_key: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        by_key.setdefault((row["exercise"], row["device_class"]), []).extend(row["ratios"])
+    table: dict[str, dict[str, float]] = {}
+    lines = [f"Calibrated by `python -m tfperf calibrate` on {device.detect().summary()}",
+             "Reference solution vs unfixed code (interleaved pairs):"]
+    for (exercise, device_class), ratios in sorted(by_key.items()):
+        target = target_from_ratios(ratios)
+        table.setdefault(exercise, {})[device_class] = target
+        lines.append(f"  {exercise} [{device_class}]: median {statistics.median(ratios):.2f}x, "
+                     f"min {min(ratios):.2f}x over {len(ratios)} pairs -> target {target:.2f}x")
+    out.write_text(targets.dumps(table, header="\n".join(lines)), encoding="utf-8")
+    print("\n".join(lines))
+    print(f"Wrote {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tfperf")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("doctor", help="report the device TensorFlow sees and any set-up problem")
+    cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
+    cal.add_argument("notebooks", nargs="*", type=Path, help="solution notebooks (default: solutions/*/*.ipynb)")
+    cal.add_argument("--out", type=Path, default=Path("autograde/targets.toml"))
+    args = parser.parse_args(argv)
+    if args.command == "doctor":
+        return doctor()
+    notebooks = args.notebooks or sorted(Path("solutions").glob("*/*.ipynb"))
+    return calibrate(notebooks, args.out)

@@ -1,0 +1,24 @@
+"""What every notebook's setup cell calls."""
+
+from __future__ import annotations
+
+from tfperf import device, logs, sizes
+
+
+def start() -> device.DeviceInfo:
+    """Prepare TensorFlow for the course and say what we are running on.
+
+    Quiets TensorFlow's C++ logging, turns on GPU memory growth (before the GPU is
+    first used), and prints the device, the experiment size and any set-up problems.
+    """
+    logs.quiet_tensorflow()
+    with logs.captured_stderr() as captured:  # TensorFlow's start-up notices
+        notes = device.enable_memory_growth()
+        info = device.detect()
+    logs.replay_unless_noise(captured)
+    print(info.summary())
+    size = sizes.course_size()
+    print(f"Experiment size: {size} ({sizes.DESCRIPTIONS[size]}).")
+    for note in notes + device.health_check(info):
+        print(f"Note: {note}")
+    return info

@@ -1,0 +1,146 @@
+"""The assertions that the course's nbgrader tests (and visible checks) call.
+
+Every failure is a :class:`GradingFailure` whose message says what was measured, what
+was expected, and which section of the notebook to reread. The learner's code runs
+inside :func:`tfperf.logs.captured_stderr`, so its warnings and TensorFlow's log lines
+cannot reach the test cell's stderr (which nbgrader would score as a failure).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tfperf import device, logs, targets, timing
+
+#: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
+#: file (``python -m tfperf calibrate`` uses it).
+RECORD_ENV_VAR = "TFPERF_RECORD"
+
+
+class GradingFailure(AssertionError):
+    """A check failed; the message is written for the learner."""
+
+
+def _reread(section: str | None) -> str:
+    return f"\nReread the section \"{section}\"." if section else ""
+
+
+def _call(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None) -> Any:
+    """Call learner code quietly, turning its exceptions into a clear failure."""
+    try:
+        with logs.captured_stderr():
+            return fn(*args)
+    except GradingFailure:
+        raise
+    except NotImplementedError:
+        raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
+    except Exception as err:  # the learner's bug, reported as a failure of this check
+        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{_reread(section)}") from err
+
+
+def _as_array(value: Any, what: str) -> np.ndarray:
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    try:
+        return np.asarray(value)
+    except Exception as err:
+        raise GradingFailure(f"{what} is a {type(value).__name__}, which is not an array of numbers.") from err
+
+
+def check_same_result(got: Any, expected: Any, *, what: str = "The result", rtol: float = 1e-5,
+                      atol: float = 1e-6, check_dtype: bool = True, section: str | None = None) -> None:
+    """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values."""
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            raise GradingFailure(f"{what} should be a sequence of {len(expected)} items; got {type(got).__name__}.{_reread(section)}")
+        for i, (g, e) in enumerate(zip(got, expected)):
+            check_same_result(g, e, what=f"{what}[{i}]", rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
+        return
+    if hasattr(expected, "numpy") and not hasattr(got, "numpy"):
+        raise GradingFailure(
+            f"{what} should be a TensorFlow tensor (like the unfixed code returns); got {type(got).__name__}.{_reread(section)}")
+    g, e = _as_array(got, what), _as_array(expected, "The expected result")
+    if g.shape != e.shape:
+        raise GradingFailure(f"{what} has shape {g.shape}; expected {e.shape}.{_reread(section)}")
+    if check_dtype and g.dtype != e.dtype:
+        raise GradingFailure(f"{what} has dtype {g.dtype}; expected {e.dtype}.{_reread(section)}")
+    if not np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
+        worst = float(np.max(np.abs(g.astype(np.float64) - e.astype(np.float64)))) if g.size else 0.0
+        raise GradingFailure(
+            f"{what} differs from the expected values (largest difference {worst:.3g}; "
+            f"allowed: rtol={rtol:g}, atol={atol:g}).{_reread(section)}")
+
+
+def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *, what: str,
+                   rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
+    """Call learner code quietly and fail unless it returns ``expected``."""
+    got = _call(fn, args, who=what, section=section)
+    check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
+
+
+def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *,
+                  what: str, section: str | None = None) -> None:
+    """Fail unless ``fn(*args)`` raises ``error``."""
+    try:
+        with logs.captured_stderr():
+            fn(*args)
+    except error:
+        return
+    except Exception as err:
+        raise GradingFailure(f"{what} should raise {error.__name__}; it raised {type(err).__name__}: {err}{_reread(section)}") from err
+    raise GradingFailure(f"{what} should raise {error.__name__}, but it returned normally.{_reread(section)}")
+
+
+def _record(exercise: str, device_class: str, target: float, comparison: timing.Comparison) -> None:
+    path = os.environ.get(RECORD_ENV_VAR)
+    if not path:
+        return
+    row = {"exercise": exercise, "device_class": device_class, "target": target,
+           "ratios": list(comparison.ratios), "candidate_s": comparison.candidate.median,
+           "baseline_s": comparison.baseline.median}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], *, exercise: str,
+                   make_inputs: Callable[[], Sequence[Any]], section: str | None = None,
+                   rtol: float = 1e-5, atol: float = 1e-6, pairs: int = 7, min_time: float = 0.05,
+                   target: float | None = None) -> None:
+    """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
+
+    ``make_inputs()`` returns the positional arguments of both functions. The results
+    are compared on those inputs, then the two are timed in interleaved pairs, then
+    compared again on fresh inputs (an answer that remembers its last result fails).
+    The speedup must reach ``target`` (default: :func:`tfperf.targets.target_for`).
+    """
+    device_class = device.device_class()
+    target = targets.target_for(exercise, device_class) if target is None else target
+
+    inputs = tuple(make_inputs())
+    expected = _call(baseline, inputs, who="The unfixed code", section=section)
+    got = _call(candidate, inputs, who="Your function", section=section)
+    check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
+
+    try:
+        with logs.captured_stderr():
+            comparison = timing.compare(lambda: candidate(*inputs), lambda: baseline(*inputs),
+                                        pairs=pairs, min_time=min_time)
+    except Exception as err:
+        raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{_reread(section)}") from err
+
+    fresh = tuple(make_inputs())
+    check_same_result(_call(candidate, fresh, who="Your function", section=section),
+                      _call(baseline, fresh, who="The unfixed code", section=section),
+                      what="Your function's result on new inputs", rtol=rtol, atol=atol, section=section)
+
+    _record(exercise, device_class, target, comparison)
+    if comparison.median < target:
+        raise GradingFailure(
+            f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
+            f"the target on a {device_class.upper()} is at least {target:.2f}x.{_reread(section)}")
+    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")

@@ -1,0 +1,47 @@
+"""Matplotlib helpers shared by the chapters: records in, a readable figure out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+
+Record = dict[str, Any]
+
+
+def new_figure(ncols: int = 1, *, width: float = 5.5, height: float = 3.6):
+    """A figure with ``ncols`` side-by-side axes, sized for a notebook."""
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, list(axes[0])
+
+
+def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, label_prefix: str = "",
+               logx: bool = False, logy: bool = False, linestyle: str = "-", xlabel: str | None = None,
+               ylabel: str | None = None) -> None:
+    """One line per value of ``group``: ``y`` against ``x``, points in ``x`` order."""
+    lines: dict[Any, list[tuple[float, float]]] = {}
+    for r in records:
+        lines.setdefault(r[group], []).append((r[x], r[y]))
+    for name, points in lines.items():
+        points.sort()
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, marker="o", linestyle=linestyle, label=f"{label_prefix}{name}")
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str, annotate: str = "{:.3g}") -> None:
+    """Labelled bars, each annotated with its value."""
+    bars = ax.bar(range(len(values)), values, color=plt.rcParams["axes.prop_cycle"].by_key()["color"][: len(values)])
+    ax.set_xticks(range(len(values)), labels, rotation=15, ha="right")
+    ax.set_ylabel(ylabel)
+    for bar, value in zip(bars, values):
+        ax.annotate(annotate.format(value), (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)

@@ -1,0 +1,33 @@
+"""The one switch between learner-scale and CI-scale experiments.
+
+Set ``TFPERF_SIZE=ci`` to make every notebook's experiments small enough for CI and
+grading; the default, ``full``, is what a learner should see. Graded exercises do not
+depend on this switch: their sizes are fixed so that their targets stay valid.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TypeVar
+
+T = TypeVar("T")
+
+ENV_VAR = "TFPERF_SIZE"
+SIZES = ("full", "ci")
+DESCRIPTIONS = {
+    "full": "learner scale; set TFPERF_SIZE=ci for quick, small runs",
+    "ci": "small and quick, for CI and grading; unset TFPERF_SIZE for learner scale",
+}
+
+
+def course_size() -> str:
+    """``"full"`` (default) or ``"ci"``, from the ``TFPERF_SIZE`` environment variable."""
+    size = os.environ.get(ENV_VAR, "full").strip().lower() or "full"
+    if size not in SIZES:
+        raise ValueError(f"{ENV_VAR}={size!r} is not one of {', '.join(SIZES)}.")
+    return size
+
+
+def pick(full: T, ci: T) -> T:
+    """Return ``full`` for learners and ``ci`` when ``TFPERF_SIZE=ci``."""
+    return ci if course_size() == "ci" else full

@@ -1,0 +1,60 @@
+"""Throughput targets per exercise and device class, read from one TOML file.
+
+The defaults ship with the package (``targets.toml``). An instructor overrides any of
+them with a file of the same form named by ``TFPERF_TARGETS`` (the course's
+``autograde/nbgrader_config.py`` points it at ``autograde/targets.toml``).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from tfperf import device
+
+ENV_VAR = "TFPERF_TARGETS"
+DEVICE_CLASSES = ("cpu", "gpu")
+
+
+def _read(path_or_text: Path | str) -> dict[str, dict[str, float]]:
+    text = path_or_text.read_text(encoding="utf-8") if isinstance(path_or_text, Path) else path_or_text
+    data = tomllib.loads(text)
+    table: dict[str, dict[str, float]] = {}
+    for exercise, values in data.items():
+        if not isinstance(values, dict):
+            raise ValueError(f"targets: {exercise!r} must be a table like [\"{exercise}\"] with cpu = / gpu = values")
+        table[exercise] = {k: float(v) for k, v in values.items() if k in DEVICE_CLASSES}
+    return table
+
+
+def load() -> dict[str, dict[str, float]]:
+    """All targets: the package's defaults, overridden by the file named in ``TFPERF_TARGETS``."""
+    table = _read(resources.files("tfperf").joinpath("targets.toml").read_text(encoding="utf-8"))
+    override = os.environ.get(ENV_VAR)
+    if override and Path(override).is_file():
+        for exercise, values in _read(Path(override)).items():
+            table.setdefault(exercise, {}).update(values)
+    return table
+
+
+def target_for(exercise: str, device_class: str | None = None) -> float:
+    """The minimum speedup for ``exercise`` on ``device_class`` (default: this machine's)."""
+    device_class = device_class or device.device_class()
+    table = load()
+    if exercise not in table:
+        raise KeyError(f"No throughput target for exercise {exercise!r}; known: {', '.join(sorted(table))}.")
+    values = table[exercise]
+    if device_class not in values:
+        raise KeyError(f"No {device_class} target for exercise {exercise!r}.")
+    return values[device_class]
+
+
+def dumps(table: dict[str, dict[str, float]], header: str = "") -> str:
+    """TOML text for ``table`` (the inverse of reading a targets file)."""
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    for exercise in sorted(table):
+        lines += ["", f'["{exercise}"]']
+        lines += [f"{k} = {table[exercise][k]:.2f}" for k in DEVICE_CLASSES if k in table[exercise]]
+    return "\n".join(lines).lstrip("\n") + "\n"
