@@ -14,6 +14,15 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_sessionstart(session):
+    """Refuse to test a library other than this checkout's (e.g. a venv installed from another clone)."""
+    import tfperf
+
+    installed = Path(tfperf.__file__).resolve()
+    if not installed.is_relative_to(REPO / "src"):
+        raise pytest.UsageError(f"tfperf is imported from {installed}, not from {REPO / 'src'}: run `make venv` here first.")
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO

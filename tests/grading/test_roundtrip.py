@@ -21,6 +21,8 @@ from tests.conftest import REPO, assignments
 
 pytestmark = pytest.mark.slow
 
+CELL_TIMEOUT = 60
+
 
 def submissions_for(assignment: str):
     return importlib.import_module(f"tests.grading.submissions.{assignment}").SUBMISSIONS
@@ -53,7 +55,9 @@ def graded_course(tmp_path_factory) -> Path:
                 target = course / "submitted" / student / assignment / source.name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 nbformat.write(nb, target)
-        nbgrader(course, "autograde", assignment, "--force")
+        # A shorter cell timeout than the course's 180 s keeps the endless-loop case cheap;
+        # the slowest honest graded cell takes about 10 s here.
+        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}")
         nbgrader(course, "generate_feedback", assignment, "--force")
     nbgrader(course, "export")
     return root

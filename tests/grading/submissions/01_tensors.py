@@ -36,6 +36,19 @@ def weighted_mean(counts, weights):
     weights = tf.cast(weights, tf.int32)
     return tf.cast(tf.reduce_sum(counts * weights) / tf.reduce_sum(weights), tf.float32)
 '''}, {"weighted_mean_tests": 0}),
+    # A crash in one exercise and an endless loop in the other: both cost their points only,
+    # the loop is interrupted at the cell timeout, and grading goes on.
+    Submission("crashes_and_hangs", {
+        "weighted_mean": '''
+def weighted_mean(counts, weights):
+    raise ValueError("not today")
+''',
+        "row_scores": '''
+def row_scores(table, weights, steps):
+    while True:
+        pass
+''',
+    }, {"weighted_mean_tests": 0, "row_scores_tests": 0}),
     # Correct answers that also warn and write to stderr on every call: full marks.
     Submission("correct_but_noisy", {
         "weighted_mean": '''

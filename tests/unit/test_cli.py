@@ -1,0 +1,38 @@
+import math
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tfperf import cli, targets
+
+
+def test_target_is_the_geometric_midpoint_between_one_and_the_worst_reference_ratio():
+    assert cli.target_from_ratios([16.0, 25.0, 100.0]) == 4.0
+    assert cli.target_from_ratios([10.78, 15.0]) == math.floor(math.sqrt(10.78) * 10) / 10
+    assert cli.target_from_ratios([1.2, 3.0]) == 1.5  # never below the floor
+
+
+def test_doctor_reports_this_machine(capsys):
+    assert cli.main(["doctor"]) == 0
+    assert "CPU only" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_calibrate_runs_notebooks_and_writes_targets(tmp_path, capsys):
+    nb = new_notebook(cells=[new_code_cell(
+        "import time\n"
+        "import numpy as np\n"
+        "from tfperf import grading\n"
+        "slow = lambda x: (time.sleep(0.02), x * 2)[1]\n"
+        "fast = lambda x: x * 2\n"
+        "grading.assert_speedup(fast, slow, exercise='00_demo.fast', target=1.0, pairs=5, min_time=0.02,\n"
+        "                       make_inputs=lambda: (np.arange(3.0),))\n")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    path = tmp_path / "demo.ipynb"
+    nbformat.write(nb, path)
+    out = tmp_path / "targets.toml"
+    assert cli.main(["calibrate", str(path), "--out", str(out)]) == 0
+    written = targets._read(out)
+    assert written["00_demo.fast"]["cpu"] > 3.0  # sqrt of a ratio in the hundreds
+    assert "00_demo.fast [cpu]: median" in capsys.readouterr().out
