@@ -41,37 +41,27 @@ def loop_for(strategy: str, array: np.ndarray, steps: int) -> Callable[[], objec
     logs.quiet_tensorflow()
     import tensorflow as tf
 
+    # What each strategy does at the start of a step, given the tensor of the step before.
+    next_tensor = {
+        "convert every step": lambda x: tf.convert_to_tensor(array),   # host -> device, every step
+        "convert once": lambda x: x,                                    # already on the device
+        ".numpy() round trip": lambda x: tf.convert_to_tensor(x.numpy()),  # device -> host -> device
+    }
+    if strategy not in next_tensor:
+        raise ValueError(f"Unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}.")
+    step_input = next_tensor[strategy]
     where = device.compute_device()
 
-    def convert_every_step():
+    def run_steps():
         with tf.device(where):
+            x = tf.identity(tf.convert_to_tensor(array))  # the one copy every strategy makes
             total = tf.constant(0.0)
             for _ in range(steps):
-                x = tf.convert_to_tensor(array)
+                x = step_input(x)
                 total += tf.reduce_sum(x)
             return total
 
-    def convert_once():
-        with tf.device(where):
-            x = tf.identity(tf.convert_to_tensor(array))
-            total = tf.constant(0.0)
-            for _ in range(steps):
-                total += tf.reduce_sum(x)
-            return total
-
-    def numpy_round_trip():
-        with tf.device(where):
-            x = tf.identity(tf.convert_to_tensor(array))
-            total = tf.constant(0.0)
-            for _ in range(steps):
-                x = tf.convert_to_tensor(x.numpy())
-                total += tf.reduce_sum(x)
-            return total
-
-    loops = dict(zip(STRATEGIES, (convert_every_step, convert_once, numpy_round_trip)))
-    if strategy not in loops:
-        raise ValueError(f"Unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}.")
-    return loops[strategy]
+    return run_steps
 
 
 def copy_costs(sizes_mb: Sequence[float], strategies: Sequence[str] = STRATEGIES, *, steps: int = 20,
