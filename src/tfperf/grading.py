@@ -84,6 +84,14 @@ def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *
     check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
 
 
+def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: Sequence[Any], *, what: str,
+                  rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
+    """Call learner code and ``reference`` quietly with ``args``; fail unless the results match."""
+    expected = _call(reference, tuple(args), who="The reference code", section=None)
+    got = _call(fn, tuple(args), who=what, section=section)
+    check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
+
+
 def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *,
                   what: str, section: str | None = None) -> None:
     """Fail unless ``fn(*args)`` raises ``error``."""
@@ -158,8 +166,9 @@ def tracing_count(fn: Any, *, what: str = "Your function", section: str | None =
     get = getattr(fn, "experimental_get_tracing_count", None)
     if not callable(get):
         raise GradingFailure(
-            f"{what} is not a tf.function (it is a {type(fn).__name__}), so it runs eagerly, op by op. "
-            f"Decorate it with @tf.function (once, where it is defined).{_reread(section)}")
+            f"{what} is not a tf.function (it is a {type(fn).__name__}). Make {what} itself the tf.function: "
+            f"decorate it with @tf.function once, where it is defined (not inside another function or a loop)."
+            f"{_reread(section)}")
     return int(get())
 
 

@@ -96,3 +96,14 @@ def test_speedup_with_varied_inputs_times_fresh_inputs():
     grading.assert_speedup(lambda v: v * 2, lambda v: v + v, exercise="none", make_inputs=make_inputs,
                            target=0.0, pairs=2, min_time=0.001, vary_inputs=True)
     assert len(made) > 6  # two for the result checks, the rest for timed calls
+
+
+def test_check_same_as_compares_quietly(capfd):
+    def reference(v):
+        print("noise", file=sys.stderr)
+        return v * 2
+
+    grading.check_same_as(lambda v: v + v, reference, (tf.constant([1.0, 2.0]),), what="double")
+    with pytest.raises(grading.GradingFailure, match="double differs"):
+        grading.check_same_as(lambda v: v * 3, reference, (tf.constant([1.0, 2.0]),), what="double")
+    assert capfd.readouterr().err == ""

@@ -28,17 +28,13 @@ FEATURES = 32
 CLASSES = 10
 
 
-def _tf():
-    logs.quiet_tensorflow()
-    import tensorflow as tf
-
-    return tf
+logs.quiet_tensorflow()
+import tensorflow as tf  # noqa: E402 (after quieting its C++ logs)
 
 
 def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES,
              seed: int = 0) -> list:
     """Variables of an MLP: ``depth`` hidden layers of ``width`` units, then ``classes`` outputs."""
-    tf = _tf()
     rng = np.random.default_rng(seed)
     sizes = [features, *([width] * depth), classes]
     params = []
@@ -51,7 +47,6 @@ def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: i
 
 def make_batch(batch: int, *, features: int = FEATURES, classes: int = CLASSES, seed: int = 0):
     """A batch of random inputs ``x`` (float32) and integer labels ``y`` (int32)."""
-    tf = _tf()
     rng = np.random.default_rng(seed)
     with tf.device(device.compute_device()):
         x = tf.constant(rng.standard_normal((batch, features), dtype=np.float32))
@@ -61,7 +56,6 @@ def make_batch(batch: int, *, features: int = FEATURES, classes: int = CLASSES, 
 
 def mlp_loss(params: Sequence[Any], x, y):
     """Mean softmax cross-entropy of the MLP ``params`` on ``(x, y)``."""
-    tf = _tf()
     h = x
     for i in range(0, len(params) - 2, 2):
         h = tf.nn.relu(tf.matmul(h, params[i]) + params[i + 1])
@@ -71,7 +65,6 @@ def mlp_loss(params: Sequence[Any], x, y):
 
 def sgd_step(params: Sequence[Any], x, y, lr):
     """One SGD step on ``params`` (updated in place); returns the loss before the step."""
-    tf = _tf()
     with tf.GradientTape() as tape:
         loss = mlp_loss(params, x, y)
     grads = tape.gradient(loss, params)
@@ -82,7 +75,6 @@ def sgd_step(params: Sequence[Any], x, y, lr):
 
 def train_step_for(mode: str) -> Callable[..., Any]:
     """``sgd_step`` as it runs in ``mode`` (one of :data:`MODES`): a new function each call."""
-    tf = _tf()
     if mode == "eager":
         return sgd_step
     if mode == "graph":
@@ -94,7 +86,6 @@ def train_step_for(mode: str) -> Callable[..., Any]:
 
 def step_for(mode: str, width: int, batch: int, *, depth: int = 2) -> Callable[[], Any]:
     """A no-argument function running one train step of a ``width``-wide MLP on ``batch`` examples."""
-    tf = _tf()
     params = make_mlp(width, depth=depth)
     x, y = make_batch(batch)
     lr = tf.constant(0.01)
@@ -168,7 +159,6 @@ def first_call_and_steady(fn: Callable[..., Any], *args: Any, repeats: int = 3, 
 
 
 def _scaled_sum(x, k):
-    tf = _tf()
     return tf.reduce_sum(x * tf.cast(k, x.dtype))
 
 
@@ -178,7 +168,6 @@ def retracing_cost(values: int, kinds: Sequence[str] = RETRACING_KINDS, *,
 
     Returns one record per kind: ``kind``, ``calls``, ``traces``, ``ms_total`` and ``ms_per_call``.
     """
-    tf = _tf()
     x = tf.ones([16])
     records = []
     for kind in kinds:
@@ -198,7 +187,6 @@ def retracing_cost(values: int, kinds: Sequence[str] = RETRACING_KINDS, *,
 def function_in_loop(placement: str, steps: int) -> Callable[[], Any]:
     """A no-argument function running ``steps`` small graph calls, with the ``tf.function``
     created ``"once"`` before the loop or ``"every step"`` inside it."""
-    tf = _tf()
     x = tf.ones([16])
     k = tf.constant(3)
     if placement == "once":
