@@ -134,12 +134,16 @@ def plot_step_throughput(fig, runs) -> None:
         plots.plot_lines(ax_tp, records, x="width", y="examples_per_s", group="line", label_prefix=prefix,
                          logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",
                          ylabel="examples per second")
-        graphs = [r for r in records if r["mode"] != "eager" and r["speedup_vs_eager"] == r["speedup_vs_eager"]]
-        if graphs:
-            plots.plot_lines(ax_speed, graphs, x="width", y="speedup_vs_eager", group="line", label_prefix=prefix,
+        # Eager is included (at 1x) so that each mode keeps its colour in both panels.
+        compared = [r for r in records if r["speedup_vs_eager"] == r["speedup_vs_eager"]]
+        if compared:
+            plots.plot_lines(ax_speed, compared, x="width", y="speedup_vs_eager", group="line", label_prefix=prefix,
                              logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",
                              ylabel="speedup over eager (x)")
-    ax_speed.axhline(1.0, color="grey", linewidth=1)
+    widths = sorted({r["width"] for run in runs for r in run.records})
+    for ax in (ax_tp, ax_speed):
+        ax.set_xticks(widths, [str(w) for w in widths])
+        ax.minorticks_off()
     ax_tp.set_title("Train-step throughput (higher is better)")
     ax_speed.set_title("Graph speedup over eager (above 1: graph wins)")
     ax_tp.legend(fontsize=7)
