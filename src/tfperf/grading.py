@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,6 +84,14 @@ def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *
     check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
 
 
+def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: Sequence[Any], *, what: str,
+                  rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
+    """Call learner code and ``reference`` quietly with ``args``; fail unless the results match."""
+    expected = _call(reference, tuple(args), who="The reference code", section=None)
+    got = _call(fn, tuple(args), who=what, section=section)
+    check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
+
+
 def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *,
                   what: str, section: str | None = None) -> None:
     """Fail unless ``fn(*args)`` raises ``error``."""
@@ -110,13 +119,15 @@ def _record(exercise: str, device_class: str, target: float, comparison: timing.
 def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], *, exercise: str,
                    make_inputs: Callable[[], Sequence[Any]], section: str | None = None,
                    rtol: float = 1e-5, atol: float = 1e-6, pairs: int = 7, min_time: float = 0.05,
-                   target: float | None = None) -> None:
+                   target: float | None = None, vary_inputs: bool = False) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
     ``make_inputs()`` returns the positional arguments of both functions. The results
     are compared on those inputs, then the two are timed in interleaved pairs, then
     compared again on fresh inputs (an answer that remembers its last result fails).
     The speedup must reach ``target`` (default: :func:`tfperf.targets.target_for`).
+    With ``vary_inputs=True`` every timed call gets new inputs from ``make_inputs()``
+    (for costs paid once per new value, such as tracing); keep ``make_inputs`` cheap.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
@@ -128,8 +139,12 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
 
     try:
         with logs.captured_stderr():
-            comparison = timing.compare(lambda: candidate(*inputs), lambda: baseline(*inputs),
-                                        pairs=pairs, min_time=min_time)
+            if vary_inputs:
+                comparison = timing.compare(lambda: candidate(*make_inputs()), lambda: baseline(*make_inputs()),
+                                            pairs=pairs, min_time=min_time)
+            else:
+                comparison = timing.compare(lambda: candidate(*inputs), lambda: baseline(*inputs),
+                                            pairs=pairs, min_time=min_time)
     except Exception as err:
         raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{_reread(section)}") from err
 
@@ -144,3 +159,69 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x.{_reread(section)}")
     print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")
+
+
+def tracing_count(fn: Any, *, what: str = "Your function", section: str | None = None) -> int:
+    """How many times the ``tf.function`` ``fn`` has traced; fail if it is not a ``tf.function``."""
+    get = getattr(fn, "experimental_get_tracing_count", None)
+    if not callable(get):
+        raise GradingFailure(
+            f"{what} is not a tf.function (it is a {type(fn).__name__}). Make {what} itself the tf.function: "
+            f"decorate it with @tf.function once, where it is defined (not inside another function or a loop)."
+            f"{_reread(section)}")
+    return int(get())
+
+
+def assert_traces_at_most(fn: Any, n: int, calls: Sequence[Sequence[Any]] = (), *,
+                          run: Callable[[], Any] | None = None, what: str = "Your function",
+                          section: str | None = None) -> int:
+    """Fail unless the ``tf.function`` ``fn`` traces at most ``n`` times.
+
+    ``fn`` is called with each argument tuple of ``calls``, then ``run()`` (code that
+    should call ``fn``) is run. Returns the number of traces they caused.
+    """
+    before = tracing_count(fn, what=what, section=section)
+    for args in calls:
+        _call(fn, tuple(args), who=what, section=section)
+    if run is not None:
+        _call(run, (), who="Your code", section=section)
+    after = tracing_count(fn, what=what, section=section)
+    if after == 0:
+        raise GradingFailure(f"{what} was never called, so it never traced: the code under test does not use it."
+                             f"{_reread(section)}")
+    traced = after - before
+    if traced > n:
+        during = f"{len(calls)} calls" if calls else "one run of your code"
+        raise GradingFailure(
+            f"{what} was traced {traced} times during {during}; expected at most {n}. "
+            f"Every trace runs your Python code again and builds a new graph: look for Python numbers "
+            f"or changing shapes among its arguments.{_reread(section)}")
+    return traced
+
+
+def assert_prints_each_call(fn: Callable[..., Any], calls: Sequence[Sequence[Any]], patterns: Sequence[str], *,
+                            what: str = "Your function", section: str | None = None) -> list[str]:
+    """Fail unless call ``i`` of ``fn`` (with ``calls[i]``) prints output matching regex ``patterns[i]``.
+
+    Output is captured at the Python and file-descriptor levels on stdout and stderr, so
+    ``print`` and ``tf.print`` both count. Returns what each call printed.
+    """
+    if len(calls) != len(patterns):
+        raise ValueError("calls and patterns must have the same length")
+    printed = []
+    for i, (args, pattern) in enumerate(zip(calls, patterns)):
+        try:
+            with logs.captured_output() as out:
+                fn(*args)
+        except NotImplementedError:
+            raise GradingFailure(f"{what} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
+        except Exception as err:
+            raise GradingFailure(f"{what} raised {type(err).__name__}: {err}{_reread(section)}") from err
+        text = out.text
+        printed.append(text)
+        if not re.search(pattern, text):
+            shown = repr(text[:200]) if text.strip() else "nothing"
+            raise GradingFailure(
+                f"Call {i + 1} of {len(calls)} to {what} printed {shown}; expected output matching {pattern!r}."
+                f"{_reread(section)}")
+    return printed
