@@ -2,7 +2,8 @@
 
 For every assignment: generate the student version, then autograde, in one run, the
 reference solution, the untouched student version and the chapter's plausible answers
-(tests/grading/submissions/<assignment>.py); then generate feedback and export grades.
+(tests/grading/submissions/<assignment>.py; answers to different exercises are packed
+into one student); then generate feedback and export grades.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from tests.conftest import REPO, assignments
+from tests.grading.submission import pack
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +52,7 @@ def graded_course(tmp_path_factory) -> Path:
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
             candidates = {"reference": reference, "untouched": student_version}
-            candidates |= {s.name: s.notebook(reference) for s in submissions_for(assignment)}
+            candidates |= {p.student_id: p.notebook(reference) for p in pack(submissions_for(assignment))}
             for student, nb in candidates.items():
                 target = course / "submitted" / student / assignment / source.name
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +72,12 @@ def grades(course_root: Path, assignment: str, student: str) -> dict[str, tuple[
         return {g.name: (g.score, g.max_score) for nb in submission.notebooks for g in nb.grades}
 
 
+def test_submission_names_are_distinct_student_ids():
+    for assignment in assignments():
+        ids = [s.student_id for s in submissions_for(assignment)]
+        assert len(set(ids)) == len(ids) and not {"reference", "untouched"} & set(ids), assignment
+
+
 @pytest.mark.parametrize("assignment", assignments())
 def test_reference_scores_full_marks(graded_course, assignment):
     scores = grades(graded_course, assignment, "reference")
@@ -87,16 +95,23 @@ CASES = [(a, s) for a in assignments() for s in submissions_for(a)]
 
 @pytest.mark.parametrize("assignment, submission", CASES, ids=[f"{a}-{s.name}" for a, s in CASES])
 def test_plausible_answers_score_what_they_deserve(graded_course, assignment, submission):
-    scores = grades(graded_course, assignment, submission.name)
+    packed = next(p for p in pack(submissions_for(assignment)) if submission in p.members)
+    scores = grades(graded_course, assignment, packed.student_id)
+    others = packed.expected()  # cells that another packed submission expects to lose
     for grade_id, (got, full) in scores.items():
-        expected = submission.expected.get(grade_id, full)
+        if grade_id in submission.expected:
+            expected = submission.expected[grade_id]
+        elif grade_id in others:
+            continue
+        else:
+            expected = full
         assert got == expected, f"{submission.name}: {grade_id} scored {got}, expected {expected} (all: {scores})"
 
 
 @pytest.mark.parametrize("assignment", assignments())
 def test_feedback_and_export(graded_course, assignment):
     course = graded_course / "autograde"
-    students = ["reference", "untouched", *(s.name for s in submissions_for(assignment))]
+    students = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment)))]
     for student in students:
         assert list((course / "feedback" / student / assignment).glob("*.html")), student
     with open(course / "grades.csv", newline="") as f:
