@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import device, logs, targets, timing
+from tfperf import device, host_syncs, logs, targets, timing
 
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
@@ -30,17 +30,41 @@ def _reread(section: str | None) -> str:
     return f"\nReread the section \"{section}\"." if section else ""
 
 
+_SYMBOLIC_HINT = (
+    " Inside a tf.function, tensors are symbolic while TensorFlow traces the Python code into a graph: "
+    "they have no values yet, so .numpy(), float(), int() and Python ifs on them cannot work there. "
+    "Return the tensor from the tf.function and read it outside, only as often as you need it "
+    "(or print it inside the graph with tf.print)."
+)
+
+
+def _hint(err: BaseException) -> str:
+    """An explanation for errors whose TensorFlow message does not say what went wrong."""
+    text = f"{type(err).__name__}: {err}"
+    if "SymbolicTensor" in text or "OperatorNotAllowedInGraphError" in text or "only available when eager" in text:
+        return _SYMBOLIC_HINT
+    return ""
+
+
 def _call(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None) -> Any:
     """Call learner code quietly, turning its exceptions into a clear failure."""
+    return _call_capturing(fn, args, who=who, section=section, stdout=False)[0]
+
+
+def _call_capturing(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None,
+                    stdout: bool) -> tuple[Any, logs.Captured]:
+    """:func:`_call`, also returning what the call wrote (to stdout too if ``stdout``)."""
     try:
-        with logs.captured_stderr():
-            return fn(*args)
+        with (logs.captured_output() if stdout else logs.captured_stderr()) as captured:
+            result = fn(*args)
+        return result, captured
     except GradingFailure:
         raise
-    except NotImplementedError:
-        raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
     except Exception as err:  # the learner's bug, reported as a failure of this check
-        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{_reread(section)}") from err
+        hint = _hint(err)
+        if isinstance(err, NotImplementedError) and not hint:
+            raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
+        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{_reread(section)}") from err
 
 
 def _as_array(value: Any, what: str) -> np.ndarray:
@@ -144,3 +168,35 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x.{_reread(section)}")
     print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")
+
+
+def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                              section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
+
+    Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
+    """
+    with host_syncs.counting() as syncs:
+        result = _call(fn, args, who=what, section=section)
+    if syncs.count > limit:
+        raise GradingFailure(
+            f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
+            f"waits for the device (a sync point).{_reread(section)}")
+    return result
+
+
+def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                          section: str | None = None) -> Any:
+    """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
+
+    ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
+    do not. Returns what ``fn`` returned.
+    """
+    result, captured = _call_capturing(fn, args, who=what, section=section, stdout=True)
+    lines = [line for line in captured.printed_lines() if not logs.is_noise(line)]
+    if len(lines) > limit:
+        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+        raise GradingFailure(
+            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
+            f"Printing from a loop (print or tf.print) costs time on every step.{_reread(section)}")
+    return result

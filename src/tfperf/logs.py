@@ -47,11 +47,16 @@ class Captured:
     python: str = ""
     native: str = ""
     warnings: list[str] = field(default_factory=list)
+    stdout: str = ""  #: Python- and file-descriptor-level stdout (only :func:`captured_output` fills it)
 
     @property
     def text(self) -> str:
         parts = [self.python, self.native, *self.warnings]
         return "\n".join(p.strip() for p in parts if p.strip())
+
+    def printed_lines(self) -> list[str]:
+        """Every non-empty line written to stdout or stderr (warnings excluded)."""
+        return [line for part in (self.stdout, self.python, self.native) for line in part.splitlines() if line.strip()]
 
 
 @contextlib.contextmanager
@@ -81,6 +86,23 @@ def captured_stderr() -> Iterator[Captured]:
             captured.native = native_file.read().decode(errors="replace")
             captured.python = python_buffer.getvalue()
             captured.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+@contextlib.contextmanager
+def captured_output() -> Iterator[Captured]:
+    """Like :func:`captured_stderr`, and capture stdout too (``print``, ``tf.print`` to stdout)."""
+    buffer = io.StringIO()
+    with contextlib.ExitStack() as stack:
+        captured = stack.enter_context(captured_stderr())
+        native_file = stack.enter_context(tempfile.TemporaryFile(mode="w+b"))
+        stack.enter_context(contextlib.redirect_stdout(buffer))
+        stack.enter_context(_redirected_fd(1, native_file.fileno()))
+        try:
+            yield captured
+        finally:
+            sys.stdout.flush()
+            native_file.seek(0)
+            captured.stdout = buffer.getvalue() + native_file.read().decode(errors="replace")
 
 
 def is_noise(line: str) -> bool:

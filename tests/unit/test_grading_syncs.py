@@ -1,0 +1,70 @@
+"""Chapter 5's grading assertions: host syncs, printed lines, and the tf.function hint."""
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf import grading, logs  # noqa: E402
+
+
+def _loop(read_every):
+    def run(steps):
+        x = tf.constant(0.0)
+        for step in range(steps):
+            x = x + 1.0
+            if read_every and (step + 1) % read_every == 0:
+                float(x)
+        return x
+    return run
+
+
+def test_host_syncs_at_most_passes_and_returns_the_result():
+    result = grading.assert_host_syncs_at_most(_loop(10), (100,), 10, what="the loop")
+    assert float(result) == 100.0
+
+
+def test_host_syncs_at_most_fails_with_the_count_and_the_section():
+    with pytest.raises(grading.GradingFailure) as err:
+        grading.assert_host_syncs_at_most(_loop(1), (30,), 3, what="the loop", section="2. Sync points")
+    message = str(err.value)
+    assert "30 host reads (30 by float())" in message
+    assert "at most 3" in message and '"2. Sync points"' in message
+
+
+def test_numpy_inside_a_tf_function_is_explained():
+    @tf.function
+    def step(x):
+        return x.numpy()
+
+    with pytest.raises(grading.GradingFailure) as err:
+        grading.assert_host_syncs_at_most(step, (tf.constant(1.0),), 1, what="train", section="2. Sync points")
+    assert "symbolic" in str(err.value) and "outside" in str(err.value)
+
+
+def test_not_implemented_still_means_not_written():
+    def todo():
+        raise NotImplementedError()
+
+    with pytest.raises(grading.GradingFailure, match="not written yet"):
+        grading.assert_host_syncs_at_most(todo, (), 0, what="train")
+
+
+def test_prints_at_most_counts_print_and_tf_print(capfd):
+    def noisy(n):
+        for i in range(n):
+            print("step", i)
+            tf.print("loss", i)
+        return n
+
+    assert grading.assert_prints_at_most(lambda: None, (), 0, what="quiet") is None
+    with pytest.raises(grading.GradingFailure, match="printed 6 lines") as err:
+        grading.assert_prints_at_most(noisy, (3,), 1, what="the loop", section="5. Printing")
+    assert "'step 0'" in str(err.value)
+    assert capfd.readouterr().err == ""  # nothing leaked to the cell's stderr
+
+
+def test_captured_output_captures_both_streams():
+    with logs.captured_output() as captured:
+        print("to stdout")
+        tf.print("to stderr")
+    assert captured.printed_lines() == ["to stdout", "to stderr"]
