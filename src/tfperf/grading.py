@@ -200,3 +200,21 @@ def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: in
             f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
             f"Printing from a loop (print or tf.print) costs time on every step.{_reread(section)}")
     return result
+
+
+def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
+                  what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
+                  section: str | None = None) -> None:
+    """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
+    in order, each with a plain Python or NumPy number close to the expected value."""
+    steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
+    if steps != expected_steps:
+        shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
+        raise GradingFailure(f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{_reread(section)}")
+    for (step, value), (_, want) in zip(got, expected):
+        if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
+            raise GradingFailure(
+                f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
+                f"from the loss tensor (with float() or .numpy()).{_reread(section)}")
+        if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
+            raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{_reread(section)}")

@@ -68,3 +68,14 @@ def test_captured_output_captures_both_streams():
         print("to stdout")
         tf.print("to stderr")
     assert captured.printed_lines() == ["to stdout", "to stderr"]
+
+
+def test_check_reports():
+    expected = [(9, 1.5), (19, 0.25)]
+    grading.check_reports([(9, 1.5), (19, 0.2500001)], expected)
+    with pytest.raises(grading.GradingFailure, match=r"steps \[0, 1, 2\]"):
+        grading.check_reports([(0, 1.0), (1, 1.0), (2, 1.0)], expected)
+    with pytest.raises(grading.GradingFailure, match="is a EagerTensor"):
+        grading.check_reports([(9, tf.constant(1.5)), (19, 0.25)], expected)
+    with pytest.raises(grading.GradingFailure, match="step 19 reported 0.3"):
+        grading.check_reports([(9, 1.5), (19, 0.3)], expected, section="3. The incident")
