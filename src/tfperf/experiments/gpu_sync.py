@@ -228,3 +228,67 @@ def plot_timelines(ax, records: Sequence[dict]) -> None:
     ax.set_title("Device busy while the loop runs")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+
+
+SLOWDOWN_KINDS = ("tensor argument", "Python float argument (retraces)", "losses kept in a list")
+
+
+def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progress | None = None) -> list[dict]:
+    """Train ``epochs`` epochs of ``steps`` steps, each epoch timed on its own.
+
+    ``kind`` picks a slowdown source: ``tensor argument`` (none), ``Python float argument
+    (retraces)`` (the learning rate passed as a new Python float every step, so every
+    step traces a new graph), ``losses kept in a list`` (every loss tensor kept alive).
+    Returns one record per epoch: ``epoch``, ``seconds``, ``traces`` (so far), ``rss_mb``
+    (the process's resident memory after the epoch).
+    """
+    import psutil
+
+    tf = _tf()
+    if kind not in SLOWDOWN_KINDS:
+        raise ValueError(f"Unknown kind {kind!r}; choose from {', '.join(SLOWDOWN_KINDS)}.")
+    w0, xs, ys = make_problem(steps)
+
+    @tf.function
+    def step(w, x, y, lr):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        w.assign_sub(lr * tape.gradient(loss, w))
+        return loss
+
+    w, kept, records, counter = tf.Variable(w0), [], [], 0
+    process = psutil.Process()
+    for epoch in range(epochs):
+        def one_epoch():
+            nonlocal counter
+            for i in range(steps):
+                counter += 1
+                if kind == "Python float argument (retraces)":
+                    loss = step(w, xs[i], ys[i], LEARNING_RATE / (1.0 + 1e-6 * counter))
+                else:
+                    loss = step(w, xs[i], ys[i], tf.constant(LEARNING_RATE))
+                if kind == "losses kept in a list":
+                    kept.append(loss)
+        with logs.captured_stderr():  # the retracing warning
+            _, seconds = timing.stopwatch(one_epoch)
+        records.append({"kind": kind, "epoch": epoch + 1, "seconds": seconds,
+                        "traces": step.experimental_get_tracing_count(), "rss_mb": process.memory_info().rss / 1e6})
+        if progress:
+            progress(epoch + 1, epochs)
+    return records
+
+
+def plot_epoch_times(fig, runs) -> None:
+    """Draw runs of :func:`epoch_times`: seconds per epoch, and resident memory, against the epoch."""
+    from tfperf import plots
+
+    ax_time, ax_mem = fig.subplots(1, 2)
+    for run in runs:
+        prefix = f"{run.label}: " if len(runs) > 1 else ""
+        plots.plot_lines(ax_time, run.records, x="epoch", y="seconds", group="kind", label_prefix=prefix,
+                         logy=True, xlabel="epoch", ylabel="seconds per epoch")
+        plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
+                         xlabel="epoch", ylabel="process memory (MB, resident)")
+    ax_time.set_title("Time per epoch: a trend is a slowdown")
+    ax_mem.set_title("Memory after each epoch")
+    ax_time.legend(fontsize=8)
