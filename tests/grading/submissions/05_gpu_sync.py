@@ -1,0 +1,78 @@
+"""Round-trip cases of chapter 5 (05_gpu_sync): the unfixed loop and the plausible wrong answers."""
+
+from tests.grading.submission import Submission
+
+_UNFIXED = '''def train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    for step in range(xs.shape[0]):
+        loss = gpu_sync.train_step(w, xs[step], ys[step])
+        report(step, loss.numpy())
+    return w.read_value()
+'''
+
+_FLOAT_EVERY_STEP = '''def train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    steps = xs.shape[0]
+    for step in range(steps):
+        loss = float(gpu_sync.train_step(w, xs[step], ys[step]))   # float() is a sync point too
+        if (step + 1) % every == 0 or step == steps - 1:
+            report(step, loss)
+    return w.read_value()
+'''
+
+_NUMPY_IN_TF_FUNCTION = '''@tf.function
+def train_block(w, xs, ys, report, start):
+    for i in tf.range(tf.shape(xs)[0]):
+        loss = gpu_sync.train_step(w, xs[i], ys[i])
+    report(start + xs.shape[0] - 1, loss.numpy())   # no value while tracing
+
+def train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    for start in range(0, xs.shape[0], every):
+        train_block(w, xs[start:start + every], ys[start:start + every], report, start)
+    return w.read_value()
+'''
+
+_TF_PRINT_EVERY_STEP = '''@tf.function
+def train_block(w, xs, ys):
+    loss = tf.constant(0.0)
+    for i in tf.range(tf.shape(xs)[0]):
+        loss = gpu_sync.train_step(w, xs[i], ys[i])
+        tf.print("loss", loss)                       # a line on every step
+    return loss
+
+def train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    steps = xs.shape[0]
+    for start in range(0, steps, every):
+        loss = train_block(w, xs[start:start + every], ys[start:start + every])
+        report(min(start + every, steps) - 1, float(loss))
+    return w.read_value()
+'''
+
+_READ_EVERY_N_IN_PYTHON = '''def train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    steps = xs.shape[0]
+    for step in range(steps):
+        loss = gpu_sync.train_step(w, xs[step], ys[step])
+        if (step + 1) % every == 0 or step == steps - 1:
+            report(step, loss.numpy())
+    return w.read_value()
+'''
+
+SUBMISSIONS = [
+    Submission(name="unfixed loop", edits={"train": _UNFIXED},
+               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(name="float() instead of .numpy()", edits={"train": _FLOAT_EVERY_STEP},
+               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(name=".numpy() inside a tf.function", edits={"train": _NUMPY_IN_TF_FUNCTION},
+               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    # Prints on every step: fails the printing check, and in a Jupyter kernel printing every
+    # step also costs its speed (measured about 1.1x in nbgrader's kernel on the CI machine).
+    Submission(name="tf.print every step", edits={"train": _TF_PRINT_EVERY_STEP},
+               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    # Syncs only every N steps but keeps the Python loop: structurally right (full points),
+    # too slow on a CPU (about 1.0x; the CPU target needs the in-graph loop).
+    Submission(name="read every N steps, Python loop", edits={"train": _READ_EVERY_N_IN_PYTHON},
+               expected={"train_speed_tests": 0.0}),
+]
