@@ -1,0 +1,24 @@
+"""Shared fixtures. Every test runs with TensorFlow's C++ logging quiet and a headless matplotlib."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("MPLBACKEND", "Agg")
+# Subprocesses (nbgrader, its alembic call, kernels) must find this venv's executables.
+os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+def assignments() -> list[str]:
+    """Assignment folders of solutions/ (each holds one chapter's notebook)."""
+    return sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))

@@ -1,0 +1,53 @@
+"""The notebooks in git: clean, in sync, and executable top to bottom in a real kernel."""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.conftest import REPO, assignments
+from tfperf import authoring
+
+
+def test_notebooks_in_git_carry_no_outputs_and_are_normalized():
+    assert authoring.normalize_all(REPO, check=True) == []
+
+
+def test_student_versions_are_exactly_what_nbgrader_generates():
+    assert authoring.out_of_sync(REPO) == []
+
+
+def test_every_solution_notebook_has_a_student_version():
+    for assignment in assignments():
+        for nb in (REPO / "solutions" / assignment).glob("*.ipynb"):
+            assert (REPO / "notebooks" / assignment / nb.name).is_file()
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_notebook_opens_the_same_way(assignment):
+    for path in (REPO / "solutions" / assignment).glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# Chapter")
+        assert "What you will learn" in nb.cells[0].source
+        setup = nb.cells[1]
+        assert setup.metadata["nbgrader"]["grade_id"] == "setup" and setup.metadata["nbgrader"]["locked"]
+        assert "course.start()" in setup.source
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", assignments())
+def test_solution_executes_top_to_bottom_at_ci_size(assignment, monkeypatch):
+    monkeypatch.setenv("TFPERF_SIZE", "ci")
+    for path in (REPO / "solutions" / assignment).glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            grade = cell.metadata.get("nbgrader", {}).get("grade")
+            stderr = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+            # nbgrader would score a graded cell that writes to stderr as 0.
+            assert not (grade and stderr), f"{cell.id} wrote to stderr: {stderr}"

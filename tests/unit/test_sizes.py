@@ -1,0 +1,20 @@
+import pytest
+
+from tfperf import sizes
+
+
+def test_default_is_full_scale(monkeypatch):
+    monkeypatch.delenv(sizes.ENV_VAR, raising=False)
+    assert sizes.course_size() == "full"
+    assert sizes.pick(full=100, ci=1) == 100
+
+
+def test_ci_switch_picks_small_values(monkeypatch):
+    monkeypatch.setenv(sizes.ENV_VAR, "CI")
+    assert sizes.pick(full=100, ci=1) == 1
+
+
+def test_unknown_size_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(sizes.ENV_VAR, "huge")
+    with pytest.raises(ValueError, match="full, ci"):
+        sizes.course_size()
