@@ -120,6 +120,57 @@ def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseE
     raise GradingFailure(f"{what} should raise {error.__name__}, but it returned normally.{_reread(section)}")
 
 
+def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                              section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
+
+    Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
+    """
+    with host_syncs.counting() as syncs:
+        result = _call(fn, args, who=what, section=section)
+    if syncs.count > limit:
+        raise GradingFailure(
+            f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
+            f"waits for the device (a sync point).{_reread(section)}")
+    return result
+
+
+def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                          section: str | None = None) -> Any:
+    """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
+
+    ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
+    do not. Returns what ``fn`` returned.
+    """
+    result, captured = _call_capturing(fn, args, who=what, section=section, stdout=True)
+    printed = "\n".join((captured.stdout, captured.python, captured.native))
+    lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
+    if len(lines) > limit:
+        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+        raise GradingFailure(
+            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
+            f"Printing from a loop (print or tf.print) costs time on every step.{_reread(section)}")
+    return result
+
+
+def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
+                  what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
+                  section: str | None = None) -> None:
+    """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
+    in order, each with a plain Python or NumPy number close to the expected value."""
+    steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
+    if steps != expected_steps:
+        shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
+        raise GradingFailure(f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{_reread(section)}")
+    for (step, value), (_, want) in zip(got, expected):
+        if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
+            raise GradingFailure(
+                f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
+                f"from the loss tensor (with float() or .numpy()).{_reread(section)}")
+        if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
+            raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{_reread(section)}")
+
+
 def _record(exercise: str, device_class: str, target: float, comparison: timing.Comparison) -> None:
     path = os.environ.get(RECORD_ENV_VAR)
     if not path:
@@ -168,53 +219,3 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x.{_reread(section)}")
     print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")
-
-
-def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
-                              section: str | None = None) -> Any:
-    """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
-
-    Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
-    """
-    with host_syncs.counting() as syncs:
-        result = _call(fn, args, who=what, section=section)
-    if syncs.count > limit:
-        raise GradingFailure(
-            f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
-            f"waits for the device (a sync point).{_reread(section)}")
-    return result
-
-
-def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
-                          section: str | None = None) -> Any:
-    """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
-
-    ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
-    do not. Returns what ``fn`` returned.
-    """
-    result, captured = _call_capturing(fn, args, who=what, section=section, stdout=True)
-    lines = [line for line in captured.printed_lines() if not logs.is_noise(line)]
-    if len(lines) > limit:
-        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
-        raise GradingFailure(
-            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
-            f"Printing from a loop (print or tf.print) costs time on every step.{_reread(section)}")
-    return result
-
-
-def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
-                  what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
-                  section: str | None = None) -> None:
-    """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
-    in order, each with a plain Python or NumPy number close to the expected value."""
-    steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
-    if steps != expected_steps:
-        shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
-        raise GradingFailure(f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{_reread(section)}")
-    for (step, value), (_, want) in zip(got, expected):
-        if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
-            raise GradingFailure(
-                f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
-                f"from the loss tensor (with float() or .numpy()).{_reread(section)}")
-        if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
-            raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{_reread(section)}")

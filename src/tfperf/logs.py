@@ -42,21 +42,17 @@ def quiet_tensorflow(level: str = "3") -> None:
 
 @dataclass
 class Captured:
-    """What a :func:`captured_stderr` block wrote to stderr."""
+    """What a :func:`captured_stderr` (or :func:`captured_output`) block wrote."""
 
     python: str = ""
     native: str = ""
     warnings: list[str] = field(default_factory=list)
-    stdout: str = ""  #: Python- and file-descriptor-level stdout (only :func:`captured_output` fills it)
+    stdout: str = ""  # only filled by :func:`captured_output`
 
     @property
     def text(self) -> str:
-        parts = [self.python, self.native, *self.warnings]
+        parts = [self.stdout, self.python, self.native, *self.warnings]
         return "\n".join(p.strip() for p in parts if p.strip())
-
-    def printed_lines(self) -> list[str]:
-        """Every non-empty line written to stdout or stderr (warnings excluded)."""
-        return [line for part in (self.stdout, self.python, self.native) for line in part.splitlines() if line.strip()]
 
 
 @contextlib.contextmanager
@@ -67,9 +63,32 @@ def captured_stderr() -> Iterator[Captured]:
     available afterwards in the yielded :class:`Captured`. Python ``logging`` is muted
     for the block too (TensorFlow's retracing warning goes through it).
     """
+    with _capturing(stdout=False) as captured:
+        yield captured
+
+
+@contextlib.contextmanager
+def captured_output() -> Iterator[Captured]:
+    """Like :func:`captured_stderr`, and capture stdout too (Python and native levels).
+
+    For checks on what code prints: ``tf.print`` writes from C++ to file descriptor 2
+    (or 1), Python's ``print`` to ``sys.stdout``.
+    """
+    with _capturing(stdout=True) as captured:
+        yield captured
+
+
+@contextlib.contextmanager
+def _capturing(*, stdout: bool) -> Iterator[Captured]:
     captured = Captured()
     python_buffer = io.StringIO()
+    stdout_buffer = io.StringIO()
     with contextlib.ExitStack() as stack:
+        if stdout:
+            sys.stdout.flush()
+            stack.enter_context(contextlib.redirect_stdout(stdout_buffer))
+            native_out = stack.enter_context(tempfile.TemporaryFile(mode="w+b"))
+            stack.enter_context(_redirected_fd(1, native_out.fileno()))
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
         stack.enter_context(contextlib.redirect_stderr(python_buffer))
@@ -82,27 +101,14 @@ def captured_stderr() -> Iterator[Captured]:
             yield captured
         finally:
             sys.stderr.flush()
+            if stdout:
+                sys.stdout.flush()
+                native_out.seek(0)
+                captured.stdout = stdout_buffer.getvalue() + native_out.read().decode(errors="replace")
             native_file.seek(0)
             captured.native = native_file.read().decode(errors="replace")
             captured.python = python_buffer.getvalue()
             captured.warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
-
-
-@contextlib.contextmanager
-def captured_output() -> Iterator[Captured]:
-    """Like :func:`captured_stderr`, and capture stdout too (``print``, ``tf.print`` to stdout)."""
-    buffer = io.StringIO()
-    with contextlib.ExitStack() as stack:
-        captured = stack.enter_context(captured_stderr())
-        native_file = stack.enter_context(tempfile.TemporaryFile(mode="w+b"))
-        stack.enter_context(contextlib.redirect_stdout(buffer))
-        stack.enter_context(_redirected_fd(1, native_file.fileno()))
-        try:
-            yield captured
-        finally:
-            sys.stdout.flush()
-            native_file.seek(0)
-            captured.stdout = buffer.getvalue() + native_file.read().decode(errors="replace")
 
 
 def is_noise(line: str) -> bool:

@@ -61,18 +61,18 @@ _READ_EVERY_N_IN_PYTHON = '''def train(w0, xs, ys, report, every):
 '''
 
 SUBMISSIONS = [
-    Submission(name="unfixed loop", edits={"train": _UNFIXED},
+    Submission(name="unfixed", edits={"train": _UNFIXED},
                expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
-    Submission(name="float() instead of .numpy()", edits={"train": _FLOAT_EVERY_STEP},
+    Submission(name="float_instead_of_numpy", edits={"train": _FLOAT_EVERY_STEP},
                expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
-    Submission(name=".numpy() inside a tf.function", edits={"train": _NUMPY_IN_TF_FUNCTION},
+    Submission(name="numpy_inside_tf_function", edits={"train": _NUMPY_IN_TF_FUNCTION},
                expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
     # Prints on every step: fails the printing check, and in a Jupyter kernel printing every
     # step also costs its speed (measured about 1.1x in nbgrader's kernel on the CI machine).
-    Submission(name="tf.print every step", edits={"train": _TF_PRINT_EVERY_STEP},
+    Submission(name="tf_print_every_step", edits={"train": _TF_PRINT_EVERY_STEP},
                expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
     # Syncs only every N steps but keeps the Python loop: structurally right (full points),
     # too slow on a CPU (about 1.0x; the CPU target needs the in-graph loop).
-    Submission(name="read every N steps, Python loop", edits={"train": _READ_EVERY_N_IN_PYTHON},
+    Submission(name="reads_every_n_in_python_loop", edits={"train": _READ_EVERY_N_IN_PYTHON},
                expected={"train_speed_tests": 0.0}),
 ]
