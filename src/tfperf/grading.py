@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import device, host_syncs, logs, targets, timing
+from tfperf import device, host_syncs, logs, targets, timing, traces
 
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
@@ -169,6 +169,45 @@ def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, 
                 f"from the loss tensor (with float() or .numpy()).{_reread(section)}")
         if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
             raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{_reread(section)}")
+
+
+def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None,
+                         growth: float = 2.0, slack: float = 0.005) -> Any:
+    """Call ``fn(*args, on_epoch_end)`` and fail if its epochs trace or slow down as they go.
+
+    ``fn`` must call ``on_epoch_end(epoch)`` after every epoch. After the first epoch no
+    ``tf.function`` may trace again, and the median time of the last third of the epochs
+    may exceed that of the second to the third-plus-one epoch by at most ``growth`` times
+    (plus ``slack`` seconds). Returns what ``fn`` returned.
+    """
+    marks = []
+
+    def on_epoch_end(epoch: int = -1) -> None:
+        marks.append((timing.now(), counted.count))
+
+    with traces.counting() as counted:
+        start = (timing.now(), 0)
+        result = _call(fn, (*args, on_epoch_end), who=what, section=section)
+    if len(marks) < 4:
+        raise GradingFailure(f"{what} called on_epoch_end {len(marks)} times; expected once per epoch "
+                             f"(at least 4 here).{_reread(section)}")
+    points = [start, *marks]
+    seconds = [b[0] - a[0] for a, b in zip(points, points[1:])]
+    new_traces = [b[1] - a[1] for a, b in zip(points, points[1:])]
+    if sum(new_traces[1:]):
+        shown = ", ".join(str(n) for n in new_traces)
+        raise GradingFailure(
+            f"{what} kept tracing after the first epoch: traces per epoch {shown}; expected none after the first. "
+            f"Each trace builds and keeps a new graph: look for arguments of a tf.function that change on every "
+            f"call (Python numbers, lists that grow) and for tf.functions created inside the loop.{_reread(section)}")
+    third = max(1, len(seconds) // 3)
+    early, late = sorted(seconds[1:1 + third])[third // 2], sorted(seconds[-third:])[third // 2]
+    if late > growth * early + slack:
+        raise GradingFailure(
+            f"{what} slows down from epoch to epoch: {early * 1e3:.1f} ms per epoch early on, {late * 1e3:.1f} ms "
+            f"at the end (at most {growth:g}x allowed). Look for work that grows with the number of steps "
+            f"done so far.{_reread(section)}")
+    return result
 
 
 def _record(exercise: str, device_class: str, target: float, comparison: timing.Comparison) -> None:

@@ -79,3 +79,42 @@ def test_check_reports():
         grading.check_reports([(9, tf.constant(1.5)), (19, 0.25)], expected)
     with pytest.raises(grading.GradingFailure, match="step 19 reported 0.3"):
         grading.check_reports([(9, 1.5), (19, 0.3)], expected, section="3. The incident")
+
+
+def _epochs(kind):
+    @tf.function
+    def step(x, lr):
+        return x * lr
+
+    def run(epochs, on_epoch_end):
+        history = []
+        for epoch in range(epochs):
+            for i in range(5):
+                n = epoch * 5 + i
+                if kind == "retrace":
+                    step(tf.constant(1.0), 0.1 + n)          # a new Python float: a trace per step
+                elif kind == "grows":
+                    history.append(tf.constant(float(n)))
+                    for h in history:                      # work that grows with the steps done
+                        h + 1.0
+                else:
+                    step(tf.constant(1.0), tf.constant(0.1 + n))
+            on_epoch_end(epoch)
+        return epochs
+    return run
+
+
+def test_steady_epochs_passes_a_steady_loop():
+    assert grading.assert_steady_epochs(_epochs("steady"), (6,), what="the loop") == 6
+
+
+def test_steady_epochs_fails_on_retracing_and_on_growth():
+    with pytest.raises(grading.GradingFailure, match="kept tracing after the first epoch: traces per epoch 5, 5, 5"):
+        grading.assert_steady_epochs(_epochs("retrace"), (6,), what="the loop", section="7. Progressive slowdown")
+    with pytest.raises(grading.GradingFailure, match="slows down from epoch to epoch"):
+        grading.assert_steady_epochs(_epochs("grows"), (30,), what="the loop", growth=1.5, slack=0.0)
+
+
+def test_steady_epochs_needs_the_callback():
+    with pytest.raises(grading.GradingFailure, match="called on_epoch_end 0 times"):
+        grading.assert_steady_epochs(lambda epochs, on_epoch_end: None, (5,), what="the loop")
