@@ -76,3 +76,59 @@ SUBMISSIONS = [
     Submission(name="reads_every_n_in_python_loop", edits={"train": _READ_EVERY_N_IN_PYTHON},
                expected={"train_speed_tests": 0.0}),
 ]
+
+# Exercise 2 (the slowdown).
+_EPOCHS_UNFIXED = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    @tf.function
+    def mean_loss(losses):
+        return tf.reduce_mean(tf.stack(losses))
+
+    w = tf.Variable(w0)
+    losses, running = [], []
+    for epoch in range(epochs):
+        for i in range(xs.shape[0]):
+            losses.append(gpu_sync.train_step(w, xs[i], ys[i]))
+            running_mean = mean_loss(losses)
+        running.append(running_mean)
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''
+
+# Moves the tf.function out of the loop and relaxes shapes: the list still grows, so it still retraces.
+_EPOCHS_REDUCE_RETRACING = '''@tf.function(reduce_retracing=True)
+def mean_loss(losses):
+    return tf.reduce_mean(tf.stack(losses))
+
+def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses, running = [], []
+    for epoch in range(epochs):
+        for i in range(xs.shape[0]):
+            losses.append(gpu_sync.train_step(w, xs[i], ys[i]))
+            running_mean = mean_loss(losses)
+        running.append(running_mean)
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''
+
+# No retracing any more, but the mean of the last epoch only: wrong results.
+_EPOCHS_EPOCH_MEAN = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    running = []
+    for epoch in range(epochs):
+        total = tf.constant(0.0)
+        for i in range(xs.shape[0]):
+            total += gpu_sync.train_step(w, xs[i], ys[i])
+        running.append(total / xs.shape[0])
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''
+
+SUBMISSIONS += [
+    Submission(name="epochs_unfixed", edits={"train_epochs": _EPOCHS_UNFIXED},
+               expected={"train_epochs_tests": 0.0}),
+    Submission(name="epochs_reduce_retracing", edits={"train_epochs": _EPOCHS_REDUCE_RETRACING},
+               expected={"train_epochs_tests": 0.0}),
+    Submission(name="epochs_mean_of_each_epoch", edits={"train_epochs": _EPOCHS_EPOCH_MEAN},
+               expected={"train_epochs_tests": 0.0}),
+]
