@@ -14,8 +14,13 @@ laptop CPU and on a GPU::
                 print(float(loss))
     syncs.count   # 10
 
+The block also counts ``uploads``: NumPy arrays copied into tensors (host -> device on
+a GPU), whether by ``tf.convert_to_tensor``, ``tf.constant``, or a NumPy argument of an
+operation or a ``tf.function``.
+
 How: while a block runs, ``_EagerTensorBase._numpy`` (which every conversion above goes
 through) and NumPy's ``asarray``/``array``/``asanyarray`` are wrapped with a counter; the
+``constant_op.convert_to_eager_tensor`` counts uploads; the
 originals are restored when the last block ends, also on exceptions. Not seen: NumPy
 ufuncs applied to a tensor (``np.add(t, 1)``) and ``memoryview(t)``, which read through
 the buffer protocol in C.
@@ -54,6 +59,7 @@ class HostSyncs:
     """What a :func:`counting` block saw: the number of host reads, and how they were made."""
 
     kinds: collections.Counter = field(default_factory=collections.Counter)
+    uploads: int = 0  #: NumPy arrays copied into tensors
 
     @property
     def count(self) -> int:
@@ -89,6 +95,17 @@ def _counted_numpy(original):
     return _numpy
 
 
+def _counted_upload(original):
+    def convert_to_eager_tensor(value, *args, **kwargs):
+        if isinstance(value, np.ndarray):
+            with _lock:
+                for syncs in _active:
+                    syncs.uploads += 1
+        return original(value, *args, **kwargs)
+
+    return convert_to_eager_tensor
+
+
 def _counted_converter(original):
     eager = _eager_tensor_type()
 
@@ -112,11 +129,13 @@ def _eager_tensor_type():
 
 
 def _install() -> None:
-    from tensorflow.python.framework import ops
+    from tensorflow.python.framework import constant_op, ops
 
     base = ops._EagerTensorBase
     _originals[(base, "_numpy")] = base.__dict__["_numpy"]
     base._numpy = _counted_numpy(_originals[(base, "_numpy")])
+    _originals[(constant_op, "convert_to_eager_tensor")] = constant_op.convert_to_eager_tensor
+    constant_op.convert_to_eager_tensor = _counted_upload(constant_op.convert_to_eager_tensor)
     for name in _NUMPY_CONVERTERS:
         _originals[(np, name)] = getattr(np, name)
         setattr(np, name, _counted_converter(_originals[(np, name)]))

@@ -92,3 +92,20 @@ def test_reads_inside_a_py_function_count():
         for _ in range(3):
             f(tf.constant(1.0))
     assert syncs.count == 3
+
+
+def test_counts_numpy_uploads_separately():
+    a = np.ones((8, 4), np.float32)
+    f = tf.function(lambda x: x * 2.0)
+    f(a)
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            tf.convert_to_tensor(a)        # 3 uploads
+        tf.matmul(a, tf.ones((4, 1)))      # 1
+        f(a)                               # 1
+        data = tf.data.Dataset.from_tensor_slices(a).batch(4)   # 1, once
+        for _ in data:
+            pass
+        tf.constant(1.0) + 1.0             # Python numbers: not counted
+    assert syncs.uploads == 6
+    assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
