@@ -135,6 +135,21 @@ def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit
     return result
 
 
+def assert_uploads_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                           section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting NumPy arrays copied into tensors; fail above ``limit``.
+
+    Returns what ``fn`` returned.
+    """
+    with host_syncs.counting() as syncs:
+        result = _call(fn, args, who=what, section=section)
+    if syncs.uploads > limit:
+        raise GradingFailure(
+            f"{what} copied {syncs.uploads} NumPy arrays into tensors; at most {limit} expected. On a GPU each "
+            f"copy crosses from host memory to the device while the device waits.{_reread(section)}")
+    return result
+
+
 def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
                           section: str | None = None) -> Any:
     """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.

@@ -118,3 +118,16 @@ def test_steady_epochs_fails_on_retracing_and_on_growth():
 def test_steady_epochs_needs_the_callback():
     with pytest.raises(grading.GradingFailure, match="called on_epoch_end 0 times"):
         grading.assert_steady_epochs(lambda epochs, on_epoch_end: None, (5,), what="the loop")
+
+
+def test_uploads_at_most():
+    import numpy as np
+
+    a = np.ones((4, 2), np.float32)
+
+    def per_step(steps):
+        return [tf.convert_to_tensor(a) for _ in range(steps)]
+
+    assert len(grading.assert_uploads_at_most(per_step, (2,), 2, what="the loop")) == 2
+    with pytest.raises(grading.GradingFailure, match="copied 5 NumPy arrays into tensors; at most 2"):
+        grading.assert_uploads_at_most(per_step, (5,), 2, what="the loop", section="6. Copies")

@@ -292,3 +292,66 @@ def plot_epoch_times(fig, runs) -> None:
     ax_time.set_title("Time per epoch: a trend is a slowdown")
     ax_mem.set_title("Memory after each epoch")
     ax_time.legend(fontsize=8)
+
+
+FEED_STRATEGIES = ("convert every batch", "convert once, slice on the device", "tf.data with prefetch")
+
+
+def make_numpy_data(batches: int, *, batch: int = 64, features: int = 32, seed: int = 0):
+    """NumPy inputs ``x``, ``y`` of ``batches * batch`` rows for the model of :func:`train_step`, and ``w0``."""
+    rng = np.random.default_rng(seed)
+    w_true = rng.standard_normal((features, 1)).astype(np.float32)
+    x = rng.standard_normal((batches * batch, features)).astype(np.float32)
+    y = x @ w_true + 0.1 * rng.standard_normal((batches * batch, 1)).astype(np.float32)
+    return _tf().zeros([features, 1]), x, y
+
+
+def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
+    """A no-argument function: one epoch over NumPy ``x``, ``y`` fed with ``strategy``; returns the weights."""
+    tf = _tf()
+    where = device.compute_device()
+
+    def convert_every_batch():
+        w = tf.Variable(w0)
+        for start in range(0, len(x), batch):
+            train_step(w, tf.convert_to_tensor(x[start:start + batch]), tf.convert_to_tensor(y[start:start + batch]))
+        return w.read_value()
+
+    def convert_once():
+        with tf.device(where):
+            xs, ys = tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
+        w = tf.Variable(w0)
+        for start in range(0, len(x), batch):
+            train_step(w, xs[start:start + batch], ys[start:start + batch])
+        return w.read_value()
+
+    def pipeline():
+        data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+        if where.startswith("/GPU"):
+            data = data.apply(tf.data.experimental.prefetch_to_device(where))
+        else:
+            data = data.prefetch(tf.data.AUTOTUNE)
+        w = tf.Variable(w0)
+        for xb, yb in data:
+            train_step(w, xb, yb)
+        return w.read_value()
+
+    loops = dict(zip(FEED_STRATEGIES, (convert_every_batch, convert_once, pipeline)))
+    if strategy not in loops:
+        raise ValueError(f"Unknown strategy {strategy!r}; choose from {', '.join(FEED_STRATEGIES)}.")
+    return loops[strategy]
+
+
+def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repeats: int = 3,
+               min_time: float = 0.05) -> list[dict]:
+    """Time one epoch of each feeding strategy; one record per strategy with ``ms_per_step`` and ``uploads``."""
+    w0, x, y = make_numpy_data(batches, batch=batch, features=features)
+    records = []
+    for strategy in FEED_STRATEGIES:
+        loop = feed_loop_for(strategy, w0, x, y, batch)
+        t = timing.measure(loop, repeats=repeats, min_time=min_time)
+        with host_syncs.counting() as syncs:
+            loop()
+        records.append({"strategy": strategy, "ms_per_step": t.median / batches * 1e3, "uploads": syncs.uploads,
+                        "batch_kb": batch * features * 4 / 1e3})
+    return records
