@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import device, logs, targets, timing
+from tfperf import device, host_syncs, logs, targets, timing, traces
 
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
@@ -31,17 +31,41 @@ def _reread(section: str | None) -> str:
     return f"\nReread the section \"{section}\"." if section else ""
 
 
+_SYMBOLIC_HINT = (
+    " Inside a tf.function, tensors are symbolic while TensorFlow traces the Python code into a graph: "
+    "they have no values yet, so .numpy(), float(), int() and Python ifs on them cannot work there. "
+    "Return the tensor from the tf.function and read it outside, only as often as you need it "
+    "(or print it inside the graph with tf.print)."
+)
+
+
+def _hint(err: BaseException) -> str:
+    """An explanation for errors whose TensorFlow message does not say what went wrong."""
+    text = f"{type(err).__name__}: {err}"
+    if "SymbolicTensor" in text or "OperatorNotAllowedInGraphError" in text or "only available when eager" in text:
+        return _SYMBOLIC_HINT
+    return ""
+
+
 def _call(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None) -> Any:
     """Call learner code quietly, turning its exceptions into a clear failure."""
+    return _call_capturing(fn, args, who=who, section=section, stdout=False)[0]
+
+
+def _call_capturing(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None,
+                    stdout: bool) -> tuple[Any, logs.Captured]:
+    """:func:`_call`, also returning what the call wrote (to stdout too if ``stdout``)."""
     try:
-        with logs.captured_stderr():
-            return fn(*args)
+        with (logs.captured_output() if stdout else logs.captured_stderr()) as captured:
+            result = fn(*args)
+        return result, captured
     except GradingFailure:
         raise
-    except NotImplementedError:
-        raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
     except Exception as err:  # the learner's bug, reported as a failure of this check
-        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{_reread(section)}") from err
+        hint = _hint(err)
+        if isinstance(err, NotImplementedError) and not hint:
+            raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{_reread(section)}") from None
+        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{_reread(section)}") from err
 
 
 def _as_array(value: Any, what: str) -> np.ndarray:
@@ -103,6 +127,111 @@ def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseE
     except Exception as err:
         raise GradingFailure(f"{what} should raise {error.__name__}; it raised {type(err).__name__}: {err}{_reread(section)}") from err
     raise GradingFailure(f"{what} should raise {error.__name__}, but it returned normally.{_reread(section)}")
+
+
+def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                              section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
+
+    Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
+    """
+    with host_syncs.counting() as syncs:
+        result = _call(fn, args, who=what, section=section)
+    if syncs.count > limit:
+        raise GradingFailure(
+            f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
+            f"waits for the device (a sync point).{_reread(section)}")
+    return result
+
+
+def assert_uploads_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                           section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting NumPy arrays copied into tensors; fail above ``limit``.
+
+    Returns what ``fn`` returned.
+    """
+    with host_syncs.counting() as syncs:
+        result = _call(fn, args, who=what, section=section)
+    if syncs.uploads > limit:
+        raise GradingFailure(
+            f"{what} copied {syncs.uploads} NumPy arrays into tensors; at most {limit} expected. On a GPU each "
+            f"copy crosses from host memory to the device while the device waits.{_reread(section)}")
+    return result
+
+
+def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                          section: str | None = None) -> Any:
+    """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
+
+    ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
+    do not. Returns what ``fn`` returned.
+    """
+    result, captured = _call_capturing(fn, args, who=what, section=section, stdout=True)
+    printed = "\n".join((captured.stdout, captured.python, captured.native))
+    lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
+    if len(lines) > limit:
+        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+        raise GradingFailure(
+            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
+            f"Printing from a loop (print or tf.print) costs time on every step.{_reread(section)}")
+    return result
+
+
+def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
+                  what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
+                  section: str | None = None) -> None:
+    """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
+    in order, each with a plain Python or NumPy number close to the expected value."""
+    steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
+    if steps != expected_steps:
+        shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
+        raise GradingFailure(f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{_reread(section)}")
+    for (step, value), (_, want) in zip(got, expected):
+        if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
+            raise GradingFailure(
+                f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
+                f"from the loss tensor (with float() or .numpy()).{_reread(section)}")
+        if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
+            raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{_reread(section)}")
+
+
+def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None,
+                         growth: float = 2.0, slack: float = 0.005) -> Any:
+    """Call ``fn(*args, on_epoch_end)`` and fail if its epochs trace or slow down as they go.
+
+    ``fn`` must call ``on_epoch_end(epoch)`` after every epoch. After the first epoch no
+    ``tf.function`` may trace again, and the median time of the last third of the epochs
+    may exceed that of the second to the third-plus-one epoch by at most ``growth`` times
+    (plus ``slack`` seconds). Returns what ``fn`` returned.
+    """
+    marks = []
+
+    def on_epoch_end(epoch: int = -1) -> None:
+        marks.append((timing.now(), counted.count))
+
+    with traces.counting() as counted:
+        start = (timing.now(), 0)
+        result = _call(fn, (*args, on_epoch_end), who=what, section=section)
+    if len(marks) < 4:
+        raise GradingFailure(f"{what} called on_epoch_end {len(marks)} times; expected once per epoch "
+                             f"(at least 4 here).{_reread(section)}")
+    points = [start, *marks]
+    seconds = [b[0] - a[0] for a, b in zip(points, points[1:])]
+    new_traces = [b[1] - a[1] for a, b in zip(points, points[1:])]
+    if sum(new_traces[1:]):
+        shown = ", ".join(str(n) for n in new_traces)
+        raise GradingFailure(
+            f"{what} kept tracing after the first epoch: traces per epoch {shown}; expected none after the first. "
+            f"Each trace builds and keeps a new graph: look for arguments of a tf.function that change on every "
+            f"call (Python numbers, lists that grow) and for tf.functions created inside the loop.{_reread(section)}")
+    third = max(1, len(seconds) // 3)
+    early, late = sorted(seconds[1:1 + third])[third // 2], sorted(seconds[-third:])[third // 2]
+    if late > growth * early + slack:
+        raise GradingFailure(
+            f"{what} slows down from epoch to epoch: {early * 1e3:.1f} ms per epoch early on, {late * 1e3:.1f} ms "
+            f"at the end (at most {growth:g}x allowed). Look for work that grows with the number of steps "
+            f"done so far.{_reread(section)}")
+    return result
 
 
 def _record(exercise: str, device_class: str, target: float, comparison: timing.Comparison) -> None:

@@ -24,6 +24,11 @@ _clock = time.perf_counter
 Progress = Callable[[int, int], None]  # (done, total)
 
 
+def now() -> float:
+    """Seconds on the course's monotonic clock (for timestamps, e.g. :mod:`tfperf.monitor`)."""
+    return _clock()
+
+
 def _sync_default() -> None:
     device.sync()
 

@@ -1,0 +1,357 @@
+"""Chapter 5 experiments: host syncs in a training loop, and what they cost.
+
+The model is a linear regression trained with plain SGD on batches already on the
+compute device, so that everything but the loop's structure stays the same. Four ways
+to run ``steps`` training steps while still reporting the loss:
+
+- ``read every step``: ``loss.numpy()`` after every step (the incident);
+- ``read every N steps``: the same loop, reading the loss on every N-th step only;
+- ``sum on device, read every N``: add the losses up on the device, read their mean every N steps;
+- ``N steps per tf.function``: N steps run inside one ``tf.function`` call (a
+  ``tf.range`` loop), which returns the last loss to read: Keras' ``steps_per_execution``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from tfperf import device, host_syncs, logs, monitor, timing
+from tfperf.timing import Progress
+
+STRATEGIES = ("read every step", "read every N steps", "sum on device, read every N", "N steps per tf.function")
+LEARNING_RATE = 0.05
+Report = Callable[[int, float], None]
+
+
+def _tf():
+    logs.quiet_tensorflow()
+    import tensorflow as tf
+
+    return tf
+
+
+def make_problem(steps: int, *, batch: int = 64, features: int = 32, seed: int = 0):
+    """Initial weights ``w0`` (zeros, ``(features, 1)``) and ``steps`` batches ``xs``, ``ys`` on the device."""
+    tf = _tf()
+    rng = np.random.default_rng(seed)
+    w_true = rng.standard_normal((features, 1)).astype(np.float32)
+    xs = rng.standard_normal((steps, batch, features)).astype(np.float32)
+    ys = xs @ w_true + 0.1 * rng.standard_normal((steps, batch, 1)).astype(np.float32)
+    with tf.device(device.compute_device()):
+        return tf.zeros([features, 1]), tf.identity(tf.constant(xs)), tf.identity(tf.constant(ys))
+
+
+_compiled: dict[str, Callable] = {}
+
+
+def train_step(w, x, y):
+    """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor)."""
+    if "step" not in _compiled:
+        tf = _tf()
+
+        @tf.function
+        def step(w, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+            w.assign_sub(LEARNING_RATE * tape.gradient(loss, w))
+            return loss
+
+        _compiled["step"] = step
+    return _compiled["step"](w, x, y)
+
+
+def train_steps(w, xs, ys):
+    """``len(xs)`` training steps inside one ``tf.function`` call; returns the last loss."""
+    if "steps" not in _compiled:
+        tf = _tf()
+
+        @tf.function
+        def steps(w, xs, ys):
+            loss = tf.constant(0.0)
+            for i in tf.range(tf.shape(xs)[0]):
+                loss = train_step(w, xs[i], ys[i])
+            return loss
+
+        _compiled["steps"] = steps
+    return _compiled["steps"](w, xs, ys)
+
+
+def report_steps(steps: int, every: int) -> list[int]:
+    """The steps whose loss a loop reporting every ``every`` steps reports: ends of N-step blocks."""
+    return [min(start + every, steps) - 1 for start in range(0, steps, every)]
+
+
+def loop_for(strategy: str, w0, xs, ys, every: int, report: Report | None = None) -> Callable[[], object]:
+    """A no-argument function training from ``w0`` with ``strategy``; it returns the final weights."""
+    tf = _tf()
+    report = report or (lambda step, loss: None)
+    steps = int(xs.shape[0])
+
+    def read_every_step():
+        w = tf.Variable(w0)
+        for step in range(steps):
+            loss = train_step(w, xs[step], ys[step])
+            report(step, loss.numpy())
+        return w.read_value()
+
+    def read_every_n():
+        w = tf.Variable(w0)
+        for step in range(steps):
+            loss = train_step(w, xs[step], ys[step])
+            if step in reported:
+                report(step, loss.numpy())
+        return w.read_value()
+
+    def sum_on_device():
+        w = tf.Variable(w0)
+        total, count = tf.constant(0.0), 0
+        for step in range(steps):
+            total += train_step(w, xs[step], ys[step])
+            count += 1
+            if step in reported:
+                report(step, total.numpy() / count)
+                total, count = tf.constant(0.0), 0
+        return w.read_value()
+
+    def in_graph():
+        w = tf.Variable(w0)
+        for start in range(0, steps, every):
+            loss = train_steps(w, xs[start:start + every], ys[start:start + every])
+            report(min(start + every, steps) - 1, loss.numpy())
+        return w.read_value()
+
+    reported = set(report_steps(steps, every))
+    loops = dict(zip(STRATEGIES, (read_every_step, read_every_n, sum_on_device, in_graph)))
+    if strategy not in loops:
+        raise ValueError(f"Unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}.")
+    return loops[strategy]
+
+
+@contextlib.contextmanager
+def asynchronous_eager(enabled: bool = True) -> Iterator[None]:
+    """Run eager operations asynchronously (as on a GPU) while the block runs, then restore."""
+    tf = _tf()
+    from tensorflow.python.eager import context
+
+    was_async = context.context().execution_mode == context.ASYNC
+    tf.config.experimental.set_synchronous_execution(not enabled)
+    try:
+        yield
+    finally:
+        tf.config.experimental.set_synchronous_execution(not was_async)
+
+
+def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = True) -> dict:
+    """Time ``ops`` chained matmuls of ``size x size`` twice: without waiting for the result, and
+    until its value is read. Returns ``{"dispatch_ms", "work_ms"}``.
+
+    With asynchronous execution (always on a GPU) the first only measures how fast the
+    operations are queued.
+    """
+    tf = _tf()
+    with tf.device(device.compute_device()):
+        x = tf.random.normal([size, size]) / size ** 0.5
+
+    def chain():
+        y = x
+        for _ in range(ops):
+            y = tf.matmul(y, x)
+        return y
+
+    with asynchronous_eager(asynchronous):
+        chain().numpy()  # warm up
+        y, dispatch = timing.stopwatch(chain, sync=lambda: None)
+        y.numpy()
+        _, work = timing.stopwatch(lambda: chain().numpy(), sync=lambda: None)
+    return {"dispatch_ms": dispatch * 1e3, "work_ms": work * 1e3}
+
+
+def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, every: int = 20,
+               asynchronous: bool = False, repeats: int = 3, min_time: float = 0.05, busy_seconds: float = 1.0,
+               progress: Progress | None = None) -> list[dict]:
+    """Time each strategy, count its host reads, and sample device utilization while it runs.
+
+    Returns one record per strategy: ``strategy``, ``ms_per_step`` (median),
+    ``host_syncs`` (per run of ``steps`` steps), ``busy`` (mean utilization, percent),
+    ``timeline`` (the :mod:`tfperf.monitor` records, over about ``busy_seconds``).
+    """
+    w0, xs, ys = make_problem(steps)
+    records = []
+    with asynchronous_eager(asynchronous):
+        for strategy in strategies:
+            loop = loop_for(strategy, w0, xs, ys, every)
+            t = timing.measure(loop, repeats=repeats, min_time=min_time)
+            with host_syncs.counting() as syncs:
+                loop()
+            runs = max(1, int(busy_seconds / t.median))
+            _, timeline = monitor.busy_while(lambda: [loop() for _ in range(runs)], interval=min(0.05, busy_seconds / 10))
+            records.append({
+                "strategy": strategy, "ms_per_step": t.median / steps * 1e3, "host_syncs": syncs.count,
+                "busy": monitor.mean_busy(timeline), "timeline": timeline, "source": timeline[0]["source"],
+                "steps": steps, "every": every, "asynchronous": asynchronous,
+            })
+            if progress:
+                progress(len(records), len(strategies))
+    return records
+
+
+def plot_sync_costs(fig, runs) -> None:
+    """Draw runs of :func:`sync_costs`: time per step by strategy, and the last run's busy timelines."""
+    from tfperf import plots
+
+    ax_time, ax_busy = fig.subplots(1, 2)
+    labels, values = [], []
+    for run in runs:
+        prefix = f"{run.label}: " if len(runs) > 1 else ""
+        for r in run.records:
+            labels.append(f"{prefix}{r['strategy']} ({r['host_syncs']} reads)")
+            values.append(r["ms_per_step"])
+    plots.plot_bars(ax_time, labels, values, ylabel="time per step (ms)")
+    ax_time.set_title("Cost per training step (lower is better)")
+    if runs:
+        plot_timelines(ax_busy, runs[-1].records)
+
+
+def plot_timelines(ax, records: Sequence[dict]) -> None:
+    """Device utilization over time, one line per record (each with ``timeline`` and ``strategy``)."""
+    source = "cpu"
+    for r in records:
+        ts = [p["t"] for p in r["timeline"]]
+        ax.plot(ts, [p["busy"] for p in r["timeline"]], marker=".", label=f"{r['strategy']} (mean {r['busy']:.0f}%)")
+        source = r["source"]
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("GPU busy (%), NVML" if source == "nvml" else "process CPU use (% of all cores)")
+    ax.set_title("Device busy while the loop runs")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+SLOWDOWN_KINDS = ("tensor argument", "Python float argument (retraces)", "losses kept in a list")
+
+
+def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progress | None = None) -> list[dict]:
+    """Train ``epochs`` epochs of ``steps`` steps, each epoch timed on its own.
+
+    ``kind`` picks a slowdown source: ``tensor argument`` (none), ``Python float argument
+    (retraces)`` (the learning rate passed as a new Python float every step, so every
+    step traces a new graph), ``losses kept in a list`` (every loss tensor kept alive).
+    Returns one record per epoch: ``epoch``, ``seconds``, ``traces`` (so far), ``rss_mb``
+    (the process's resident memory after the epoch).
+    """
+    import psutil
+
+    tf = _tf()
+    if kind not in SLOWDOWN_KINDS:
+        raise ValueError(f"Unknown kind {kind!r}; choose from {', '.join(SLOWDOWN_KINDS)}.")
+    w0, xs, ys = make_problem(steps)
+
+    @tf.function
+    def step(w, x, y, lr):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        w.assign_sub(lr * tape.gradient(loss, w))
+        return loss
+
+    w, kept, records, counter = tf.Variable(w0), [], [], 0
+    process = psutil.Process()
+    for epoch in range(epochs):
+        def one_epoch():
+            nonlocal counter
+            for i in range(steps):
+                counter += 1
+                if kind == "Python float argument (retraces)":
+                    loss = step(w, xs[i], ys[i], LEARNING_RATE / (1.0 + 1e-6 * counter))
+                else:
+                    loss = step(w, xs[i], ys[i], tf.constant(LEARNING_RATE))
+                if kind == "losses kept in a list":
+                    kept.append(loss)
+        with logs.captured_stderr():  # the retracing warning
+            _, seconds = timing.stopwatch(one_epoch)
+        records.append({"kind": kind, "epoch": epoch + 1, "seconds": seconds,
+                        "traces": step.experimental_get_tracing_count(), "rss_mb": process.memory_info().rss / 1e6})
+        if progress:
+            progress(epoch + 1, epochs)
+    return records
+
+
+def plot_epoch_times(fig, runs) -> None:
+    """Draw runs of :func:`epoch_times`: seconds per epoch, and resident memory, against the epoch."""
+    from tfperf import plots
+
+    ax_time, ax_mem = fig.subplots(1, 2)
+    for run in runs:
+        prefix = f"{run.label}: " if len(runs) > 1 else ""
+        plots.plot_lines(ax_time, run.records, x="epoch", y="seconds", group="kind", label_prefix=prefix,
+                         logy=True, xlabel="epoch", ylabel="seconds per epoch")
+        plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
+                         xlabel="epoch", ylabel="process memory (MB, resident)")
+    ax_time.set_title("Time per epoch: a trend is a slowdown")
+    ax_mem.set_title("Memory after each epoch")
+    ax_time.legend(fontsize=8)
+
+
+FEED_STRATEGIES = ("convert every batch", "convert once, slice on the device", "tf.data with prefetch")
+
+
+def make_numpy_data(batches: int, *, batch: int = 64, features: int = 32, seed: int = 0):
+    """NumPy inputs ``x``, ``y`` of ``batches * batch`` rows for the model of :func:`train_step`, and ``w0``."""
+    rng = np.random.default_rng(seed)
+    w_true = rng.standard_normal((features, 1)).astype(np.float32)
+    x = rng.standard_normal((batches * batch, features)).astype(np.float32)
+    y = x @ w_true + 0.1 * rng.standard_normal((batches * batch, 1)).astype(np.float32)
+    return _tf().zeros([features, 1]), x, y
+
+
+def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
+    """A no-argument function: one epoch over NumPy ``x``, ``y`` fed with ``strategy``; returns the weights."""
+    tf = _tf()
+    where = device.compute_device()
+
+    def convert_every_batch():
+        w = tf.Variable(w0)
+        for start in range(0, len(x), batch):
+            train_step(w, tf.convert_to_tensor(x[start:start + batch]), tf.convert_to_tensor(y[start:start + batch]))
+        return w.read_value()
+
+    def convert_once():
+        with tf.device(where):
+            xs, ys = tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
+        w = tf.Variable(w0)
+        for start in range(0, len(x), batch):
+            train_step(w, xs[start:start + batch], ys[start:start + batch])
+        return w.read_value()
+
+    def pipeline():
+        data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+        if where.startswith("/GPU"):
+            data = data.apply(tf.data.experimental.prefetch_to_device(where))
+        else:
+            data = data.prefetch(tf.data.AUTOTUNE)
+        w = tf.Variable(w0)
+        for xb, yb in data:
+            train_step(w, xb, yb)
+        return w.read_value()
+
+    loops = dict(zip(FEED_STRATEGIES, (convert_every_batch, convert_once, pipeline)))
+    if strategy not in loops:
+        raise ValueError(f"Unknown strategy {strategy!r}; choose from {', '.join(FEED_STRATEGIES)}.")
+    return loops[strategy]
+
+
+def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repeats: int = 3,
+               min_time: float = 0.05) -> list[dict]:
+    """Time one epoch of each feeding strategy; one record per strategy with ``ms_per_step`` and ``uploads``."""
+    w0, x, y = make_numpy_data(batches, batch=batch, features=features)
+    records = []
+    for strategy in FEED_STRATEGIES:
+        loop = feed_loop_for(strategy, w0, x, y, batch)
+        t = timing.measure(loop, repeats=repeats, min_time=min_time)
+        with host_syncs.counting() as syncs:
+            loop()
+        records.append({"strategy": strategy, "ms_per_step": t.median / batches * 1e3, "uploads": syncs.uploads,
+                        "batch_kb": batch * features * 4 / 1e3})
+    return records

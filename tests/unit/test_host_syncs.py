@@ -1,0 +1,111 @@
+"""The host-sync counter counts exactly, on a known loop, and leaves no trace behind."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tensorflow.python.framework import ops  # noqa: E402
+
+from tfperf import host_syncs  # noqa: E402
+
+
+def test_counts_a_known_loop_exactly():
+    step = tf.function(lambda x: x * 2.0 + 1.0)
+    with host_syncs.counting() as syncs:
+        x = tf.constant(1.0)
+        for i in range(20):
+            x = step(x) / 3.0
+            if i % 5 == 4:
+                float(x)
+    assert syncs.count == 4
+    assert syncs.kinds == {"float()": 4}
+
+
+def test_every_kind_of_read_counts_once():
+    t, v, i = tf.constant(2.0), tf.constant([1.0, 2.0]), tf.constant(3)
+    var = tf.Variable(1.5)
+    with host_syncs.counting() as syncs:
+        t.numpy()
+        float(t)
+        int(i)
+        bool(t)
+        str(t)
+        f"{t:.1f}"
+        list(range(i))
+        np.asarray(v)
+        np.array(v)
+        var.numpy()
+        if t > 1.0:
+            pass
+    assert syncs.count == 11
+    assert syncs.kinds[".numpy()"] == 2
+    assert syncs.kinds["np.asarray()/np.array()"] == 2
+    assert "11 host reads" in syncs.describe()
+
+
+def test_device_work_without_reads_is_not_counted():
+    with host_syncs.counting() as syncs:
+        x = tf.random.normal([8, 8])
+        y = tf.matmul(x, x)
+        tf.convert_to_tensor(y)
+        _ = y.shape, y.dtype, y.device
+    assert syncs.count == 0
+    assert syncs.describe() == "no host reads"
+
+
+def test_restores_everything_even_on_exceptions():
+    original = ops._EagerTensorBase.__dict__["_numpy"]
+    original_asarray = np.asarray
+    with pytest.raises(RuntimeError):
+        with host_syncs.counting():
+            assert ops._EagerTensorBase.__dict__["_numpy"] is not original
+            assert host_syncs.is_counting()
+            raise RuntimeError("learner bug")
+    assert ops._EagerTensorBase.__dict__["_numpy"] is original
+    assert np.asarray is original_asarray
+    assert not host_syncs.is_counting()
+    with host_syncs.counting() as syncs:
+        pass
+    tf.constant(1.0).numpy()  # after the block: not counted
+    assert syncs.count == 0
+
+
+def test_nested_blocks_each_count_their_own_reads():
+    t = tf.constant(1.0)
+    with host_syncs.counting() as outer:
+        t.numpy()
+        with host_syncs.counting() as inner:
+            float(t)
+        t.numpy()
+    assert (outer.count, inner.count) == (3, 1)
+    assert not host_syncs.is_counting()
+
+
+def test_reads_inside_a_py_function_count():
+    @tf.function
+    def f(x):
+        return tf.py_function(lambda t: float(t) * 2.0, [x], tf.float32)
+
+    f(tf.constant(1.0))  # trace outside the block
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            f(tf.constant(1.0))
+    assert syncs.count == 3
+
+
+def test_counts_numpy_uploads_separately():
+    a = np.ones((8, 4), np.float32)
+    f = tf.function(lambda x: x * 2.0)
+    f(a)
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            tf.convert_to_tensor(a)        # 3 uploads
+        tf.matmul(a, tf.ones((4, 1)))      # 1
+        f(a)                               # 1
+        data = tf.data.Dataset.from_tensor_slices(a).batch(4)   # 1, once
+        for _ in data:
+            pass
+        tf.constant(1.0) + 1.0             # Python numbers: not counted
+    assert syncs.uploads == 6
+    assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
