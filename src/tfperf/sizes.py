@@ -31,3 +31,14 @@ def course_size() -> str:
 def pick(full: T, ci: T) -> T:
     """Return ``full`` for learners and ``ci`` when ``TFPERF_SIZE=ci``."""
     return ci if course_size() == "ci" else full
+
+
+def ladder(smallest: float, largest: float, factor: float = 4) -> list:
+    """``smallest``, ``smallest * factor``, ... up to ``largest``: the points of a size sweep.
+
+    Always holds ``smallest``; integers stay integers.
+    """
+    points = [smallest]
+    while points[-1] * factor <= largest * 1.0001:
+        points.append(points[-1] * factor)
+    return points

@@ -21,11 +21,6 @@ def test_copy_costs_returns_one_record_per_setting_with_progress():
         assert r["ms_per_step"] > 0 and r["gb_per_s"] > 0 and r["device"] == "/CPU:0"
 
 
-def test_size_ladder():
-    assert copies.size_ladder(0.2) == pytest.approx([0.01, 0.04, 0.16])
-    assert copies.size_ladder(0.001) == [0.01]
-
-
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="Unknown strategy"):
         copies.loop_for("teleport", copies.make_array(0.01), 1)

@@ -18,3 +18,9 @@ def test_unknown_size_is_a_clear_error(monkeypatch):
     monkeypatch.setenv(sizes.ENV_VAR, "huge")
     with pytest.raises(ValueError, match="full, ci"):
         sizes.course_size()
+
+
+def test_ladder():
+    assert sizes.ladder(0.01, 0.2) == pytest.approx([0.01, 0.04, 0.16])
+    assert sizes.ladder(0.01, 0.001) == [0.01]
+    assert sizes.ladder(16, 1024) == [16, 64, 256, 1024]

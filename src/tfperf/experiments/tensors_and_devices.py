@@ -22,14 +22,6 @@ from tfperf.timing import Progress
 STRATEGIES = ("convert every step", "convert once", ".numpy() round trip")
 
 
-def size_ladder(max_mb: float, *, smallest_mb: float = 0.01) -> list[float]:
-    """Array sizes from ``smallest_mb`` up to ``max_mb``, four times apart."""
-    sizes = [smallest_mb]
-    while sizes[-1] * 4 <= max_mb * 1.0001:
-        sizes.append(sizes[-1] * 4)
-    return sizes
-
-
 def make_array(size_mb: float, seed: int = 0) -> np.ndarray:
     """A float32 NumPy array of about ``size_mb`` megabytes (10^6 bytes)."""
     n = max(1, int(size_mb * 1e6 / 4))

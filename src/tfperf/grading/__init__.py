@@ -1,0 +1,25 @@
+"""The assertions that the course's nbgrader tests (and visible checks) call.
+
+Every failure is a :class:`GradingFailure` whose message says what was measured, what
+was expected, and which section of the notebook to reread. The learner's code runs
+inside :func:`tfperf.logs.captured_stderr`, so its warnings and TensorFlow's log lines
+cannot reach the test cell's stderr (which nbgrader would score as a failure).
+
+One module per kind of check: ``results`` (what code returns), ``speed`` (speedups and
+steady epochs), ``tracing`` (trace counts), ``syncs`` (host reads and uploads),
+``printing`` (what code prints); ``calls`` runs learner code quietly.
+"""
+
+from tfperf.grading.calls import GradingFailure
+from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
+from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
+from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
+from tfperf.grading.syncs import assert_host_syncs_at_most, assert_uploads_at_most
+from tfperf.grading.tracing import assert_traces_at_most, tracing_count
+
+__all__ = [
+    "GradingFailure", "RECORD_ENV_VAR",
+    "assert_host_syncs_at_most", "assert_prints_at_most", "assert_prints_each_call", "assert_raises",
+    "assert_speedup", "assert_steady_epochs", "assert_traces_at_most", "assert_uploads_at_most",
+    "check_function", "check_reports", "check_same_as", "check_same_result", "tracing_count",
+]

@@ -1,0 +1,53 @@
+"""Calling learner code: quietly, and with its exceptions turned into clear failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tfperf import logs
+
+
+class GradingFailure(AssertionError):
+    """A check failed; the message is written for the learner."""
+
+
+def reread(section: str | None) -> str:
+    return f"\nReread the section \"{section}\"." if section else ""
+
+
+_SYMBOLIC_HINT = (
+    " Inside a tf.function, tensors are symbolic while TensorFlow traces the Python code into a graph: "
+    "they have no values yet, so .numpy(), float(), int() and Python ifs on them cannot work there. "
+    "Return the tensor from the tf.function and read it outside, only as often as you need it "
+    "(or print it inside the graph with tf.print)."
+)
+
+
+def explain(err: BaseException) -> str:
+    """An explanation for errors whose TensorFlow message does not say what went wrong."""
+    text = f"{type(err).__name__}: {err}"
+    if "SymbolicTensor" in text or "OperatorNotAllowedInGraphError" in text or "only available when eager" in text:
+        return _SYMBOLIC_HINT
+    return ""
+
+
+def call(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None) -> Any:
+    """Call learner code quietly, turning its exceptions into a clear failure."""
+    return call_capturing(fn, args, who=who, section=section, stdout=False)[0]
+
+
+def call_capturing(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None,
+                    stdout: bool) -> tuple[Any, logs.Captured]:
+    """:func:`_call`, also returning what the call wrote (to stdout too if ``stdout``)."""
+    try:
+        with (logs.captured_output() if stdout else logs.captured_stderr()) as captured:
+            result = fn(*args)
+        return result, captured
+    except GradingFailure:
+        raise
+    except Exception as err:  # the learner's bug, reported as a failure of this check
+        hint = explain(err)
+        if isinstance(err, NotImplementedError) and not hint:
+            raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{reread(section)}") from None
+        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}") from err

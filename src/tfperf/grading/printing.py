@@ -1,0 +1,50 @@
+"""Checks of what learner code prints (print and tf.print alike)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tfperf import logs
+from tfperf.grading.calls import GradingFailure, call_capturing, reread
+
+
+def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                          section: str | None = None) -> Any:
+    """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
+
+    ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
+    do not. Returns what ``fn`` returned.
+    """
+    result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
+    printed = "\n".join((captured.stdout, captured.python, captured.native))
+    lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
+    if len(lines) > limit:
+        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+        raise GradingFailure(
+            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
+            f"Printing from a loop (print or tf.print) costs time on every step.{reread(section)}")
+    return result
+
+
+def assert_prints_each_call(fn: Callable[..., Any], calls: Sequence[Sequence[Any]], patterns: Sequence[str], *,
+                            what: str = "Your function", section: str | None = None) -> list[str]:
+    """Fail unless call ``i`` of ``fn`` (with ``calls[i]``) prints output matching regex ``patterns[i]``.
+
+    Output is captured at the Python and file-descriptor levels on stdout and stderr, so
+    ``print`` and ``tf.print`` both count. Returns what each call printed.
+    """
+    if len(calls) != len(patterns):
+        raise ValueError("calls and patterns must have the same length")
+    printed = []
+    for i, (args, pattern) in enumerate(zip(calls, patterns)):
+        _, out = call_capturing(fn, tuple(args), who=what, section=section, stdout=True)
+        text = out.text
+        printed.append(text)
+        if not re.search(pattern, text):
+            shown = repr(text[:200]) if text.strip() else "nothing"
+            raise GradingFailure(
+                f"Call {i + 1} of {len(calls)} to {what} printed {shown}; expected output matching {pattern!r}."
+                f"{reread(section)}")
+    return printed

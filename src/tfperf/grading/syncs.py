@@ -1,0 +1,39 @@
+"""Checks of how often learner code reads tensor values on the host or uploads NumPy arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tfperf import host_syncs
+from tfperf.grading.calls import GradingFailure, call, reread
+
+
+def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                              section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
+
+    Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
+    """
+    with host_syncs.counting() as syncs:
+        result = call(fn, args, who=what, section=section)
+    if syncs.count > limit:
+        raise GradingFailure(
+            f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
+            f"waits for the device (a sync point).{reread(section)}")
+    return result
+
+
+def assert_uploads_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
+                           section: str | None = None) -> Any:
+    """Call ``fn(*args)`` quietly, counting NumPy arrays copied into tensors; fail above ``limit``.
+
+    Returns what ``fn`` returned.
+    """
+    with host_syncs.counting() as syncs:
+        result = call(fn, args, who=what, section=section)
+    if syncs.uploads > limit:
+        raise GradingFailure(
+            f"{what} copied {syncs.uploads} NumPy arrays into tensors; at most {limit} expected. On a GPU each "
+            f"copy crosses from host memory to the device while the device waits.{reread(section)}")
+    return result
