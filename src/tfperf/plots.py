@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
 
 Record = dict[str, Any]
+
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def each_run(runs: Sequence[Any]) -> Iterator[tuple[Any, str, str]]:
+    """``(run, label prefix, line style)`` for each run of an experiment panel.
+
+    Runs are told apart by line style, and by a label prefix once there are several.
+    """
+    for i, run in enumerate(runs):
+        yield run, (f"{run.label}: " if len(runs) > 1 else ""), LINESTYLES[i % len(LINESTYLES)]
 
 
 def new_figure(ncols: int = 1, *, width: float = 5.5, height: float = 3.6):

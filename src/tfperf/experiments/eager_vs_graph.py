@@ -126,10 +126,7 @@ def plot_step_throughput(fig, runs) -> None:
     from tfperf import plots
 
     ax_tp, ax_speed = fig.subplots(1, 2)
-    styles = ["-", "--", ":", "-."]
-    for i, run in enumerate(runs):
-        prefix = f"{run.label}: " if len(runs) > 1 else ""
-        style = styles[i % len(styles)]
+    for run, prefix, style in plots.each_run(runs):
         records = [dict(r, line=f"{r['mode']}, batch {r['batch']}") for r in run.records]
         plots.plot_lines(ax_tp, records, x="width", y="examples_per_s", group="line", label_prefix=prefix,
                          logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",

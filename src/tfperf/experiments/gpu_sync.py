@@ -204,8 +204,7 @@ def plot_sync_costs(fig, runs) -> None:
 
     ax_time, ax_busy = fig.subplots(1, 2)
     labels, values = [], []
-    for run in runs:
-        prefix = f"{run.label}: " if len(runs) > 1 else ""
+    for run, prefix, _ in plots.each_run(runs):
         for r in run.records:
             labels.append(f"{prefix}{r['strategy']} ({r['host_syncs']} reads)")
             values.append(r["ms_per_step"])
@@ -283,12 +282,11 @@ def plot_epoch_times(fig, runs) -> None:
     from tfperf import plots
 
     ax_time, ax_mem = fig.subplots(1, 2)
-    for run in runs:
-        prefix = f"{run.label}: " if len(runs) > 1 else ""
+    for run, prefix, style in plots.each_run(runs):
         plots.plot_lines(ax_time, run.records, x="epoch", y="seconds", group="kind", label_prefix=prefix,
-                         logy=True, xlabel="epoch", ylabel="seconds per epoch")
+                         logy=True, linestyle=style, xlabel="epoch", ylabel="seconds per epoch")
         plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
-                         xlabel="epoch", ylabel="process memory (MB, resident)")
+                         linestyle=style, xlabel="epoch", ylabel="process memory (MB, resident)")
     ax_time.set_title("Time per epoch: a trend is a slowdown")
     ax_mem.set_title("Memory after each epoch")
     ax_time.legend(fontsize=8)

@@ -87,10 +87,7 @@ def plot_copy_costs(fig, runs) -> None:
     from tfperf import plots
 
     ax_time, ax_bw = fig.subplots(1, 2)
-    styles = ["-", "--", ":", "-."]
-    for i, run in enumerate(runs):
-        prefix = f"{run.label}: " if len(runs) > 1 else ""
-        style = styles[i % len(styles)]
+    for run, prefix, style in plots.each_run(runs):
         plots.plot_lines(ax_time, run.records, x="size_mb", y="ms_per_step", group="strategy", label_prefix=prefix,
                          logx=True, logy=True, linestyle=style, xlabel="array size (MB)", ylabel="time per step (ms)")
         plots.plot_lines(ax_bw, run.records, x="size_mb", y="gb_per_s", group="strategy", label_prefix=prefix,
