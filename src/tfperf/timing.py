@@ -118,8 +118,10 @@ class Comparison:
         return max(self.ratios)
 
     def describe(self) -> str:
+        m = self.median
+        speed = f"{m:.2f}x faster" if m >= 1 else f"{m:.2f}x as fast, i.e. {1 / m:.2f}x slower"
         return (
-            f"{self.median:.2f}x faster (median of {len(self.ratios)} interleaved pairs; "
+            f"{speed} (median of {len(self.ratios)} interleaved pairs; "
             f"range {self.low:.2f}x to {self.high:.2f}x; "
             f"{self.candidate.median * 1e3:.3g} ms vs {self.baseline.median * 1e3:.3g} ms per call)"
         )

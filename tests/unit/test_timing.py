@@ -80,3 +80,10 @@ def test_invalid_arguments():
         timing.compare(no_sync, no_sync, pairs=0)
     with pytest.raises(ValueError):
         timing.measure(no_sync, repeats=0)
+
+
+def test_describe_says_slower_below_one():
+    slow = timing.compare(sleeper(0.006), sleeper(0.002), pairs=3, min_time=0.02, sync=no_sync)
+    assert "x as fast, i.e." in slow.describe() and "slower" in slow.describe()
+    fast = timing.compare(sleeper(0.002), sleeper(0.006), pairs=3, min_time=0.02, sync=no_sync)
+    assert "x faster" in fast.describe()
