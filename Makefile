@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 .PHONY: help venv lab test test-fast student check-student normalize calibrate doctor lock clean
 
 help:
-	@echo "make lab            set up, then open the course in JupyterLab"
+	@echo "make lab            set up, then open the course in JupyterLab (your copies: my-work/)"
 	@echo "make test           set up, then run the whole test suite (what CI runs)"
 	@echo "make test-fast      library unit tests only (seconds)"
 	@echo "make student        regenerate notebooks/ from solutions/ with nbgrader"
@@ -28,8 +28,10 @@ help:
 venv:
 	@tools/ensure-venv.sh "$(VENV)" "$(TF_VARIANT)"
 
+# Learners work in my-work/ (their own copies, git-ignored): updating the course never touches them.
 lab: venv
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/python -m tfperf workspace
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,) my-work/
 
 test: venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -99,15 +99,31 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
     return 0
 
 
+def workspace() -> int:
+    """Give the learner their own copies of any notebooks they do not have yet."""
+    from tfperf import authoring, workspace as ws
+
+    root = authoring.course_root()
+    copied, kept = ws.prepare(root)
+    for path in copied:
+        print(f"New: {path.relative_to(root)}")
+    if kept:
+        print(f"Your {len(kept)} notebook(s) in {ws.WORK_DIR}/ are kept as they are.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the device TensorFlow sees and any set-up problem")
+    sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
     cal.add_argument("notebooks", nargs="*", type=Path, help="solution notebooks (default: solutions/*/*.ipynb)")
     cal.add_argument("--out", type=Path, default=Path("autograde/targets.toml"))
     args = parser.parse_args(argv)
     if args.command == "doctor":
         return doctor()
+    if args.command == "workspace":
+        return workspace()
     notebooks = args.notebooks or sorted(Path("solutions").glob("*/*.ipynb"))
     return calibrate(notebooks, args.out)
