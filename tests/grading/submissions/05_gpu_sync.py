@@ -133,3 +133,60 @@ SUBMISSIONS += [
     Submission(name="epochs_mean_of_each_epoch", edits={"train_epochs": _EPOCHS_EPOCH_MEAN},
                expected={"train_epochs_tests": 0.0}),
 ]
+
+# Exercise 3: copy the data to the device once (graded on results and copies).
+_FIT_UNFIXED = '''def fit(w0, x, y, batch, epochs):
+    return fit_unfixed(w0, x, y, batch, epochs)
+'''
+
+_FIT_CONSTANT_PER_STEP = '''def fit(w0, x, y, batch, epochs):
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for start in range(0, len(x), batch):
+            gpu_sync.train_step(w, tf.constant(x[start:start + batch]), tf.constant(y[start:start + batch]))
+    return w.read_value()
+'''
+
+_FIT_NUMPY_ARGUMENTS = '''def fit(w0, x, y, batch, epochs):
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for start in range(0, len(x), batch):
+            gpu_sync.train_step(w, x[start:start + batch], y[start:start + batch])   # converted on every call
+    return w.read_value()
+'''
+
+_FIT_ONE_EPOCH = '''def fit(w0, x, y, batch, epochs):
+    xs, ys = tf.convert_to_tensor(x), tf.convert_to_tensor(y)
+    w = tf.Variable(w0)
+    for start in range(0, len(x), batch):                         # skips the other epochs
+        gpu_sync.train_step(w, xs[start:start + batch], ys[start:start + batch])
+    return w.read_value()
+'''
+
+_FIT_BATCHES_ONCE = '''def fit(w0, x, y, batch, epochs):
+    batches = [(tf.constant(x[s:s + batch]), tf.constant(y[s:s + batch])) for s in range(0, len(x), batch)]
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for xb, yb in batches:
+            gpu_sync.train_step(w, xb, yb)
+    return w.read_value()
+'''
+
+_FIT_TF_DATA_CACHE = '''def fit(w0, x, y, batch, epochs):
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).cache().prefetch(tf.data.AUTOTUNE)
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for xb, yb in data:
+            gpu_sync.train_step(w, xb, yb)
+    return w.read_value()
+'''
+
+SUBMISSIONS += [
+    Submission("fit_unfixed", {"fit": _FIT_UNFIXED}, {"fit_tests": 0}),
+    Submission("fit_tf_constant_every_step", {"fit": _FIT_CONSTANT_PER_STEP}, {"fit_tests": 0}),
+    Submission("fit_numpy_arguments_to_the_step", {"fit": _FIT_NUMPY_ARGUMENTS}, {"fit_tests": 0}),
+    Submission("fit_one_epoch_only", {"fit": _FIT_ONE_EPOCH}, {"fit_tests": 0}),
+    # Correct alternatives: each batch copied once, or a cached tf.data pipeline: full marks.
+    Submission("fit_batches_copied_once", {"fit": _FIT_BATCHES_ONCE}),
+    Submission("fit_tf_data_cache", {"fit": _FIT_TF_DATA_CACHE}),
+]
