@@ -9,14 +9,20 @@ from tfperf import host_syncs
 from tfperf.grading.calls import GradingFailure, call, reread
 
 
+def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, section: str | None):
+    """Call learner code quietly inside a host-sync counting block; return its result and the counts."""
+    with host_syncs.counting() as syncs:
+        result = call(fn, args, who=what, section=section)
+    return result, syncs
+
+
 def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
                               section: str | None = None) -> Any:
     """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
 
     Returns what ``fn`` returned. See :mod:`tfperf.host_syncs` for what counts as a read.
     """
-    with host_syncs.counting() as syncs:
-        result = call(fn, args, who=what, section=section)
+    result, syncs = _call_counting(fn, args, what, section)
     if syncs.count > limit:
         raise GradingFailure(
             f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "
@@ -30,8 +36,7 @@ def assert_uploads_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: i
 
     Returns what ``fn`` returned.
     """
-    with host_syncs.counting() as syncs:
-        result = call(fn, args, who=what, section=section)
+    result, syncs = _call_counting(fn, args, what, section)
     if syncs.uploads > limit:
         raise GradingFailure(
             f"{what} copied {syncs.uploads} NumPy arrays into tensors; at most {limit} expected. On a GPU each "
