@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib import ticker
 
 Record = dict[str, Any]
 
@@ -40,11 +41,26 @@ def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, lab
         ax.plot(xs, ys, marker="o", linestyle=linestyle, label=f"{label_prefix}{name}")
     if logx:
         ax.set_xscale("log")
+        _plain_numbers(ax.xaxis)
     if logy:
         ax.set_yscale("log")
+        _plain_numbers(ax.yaxis)
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     ax.grid(True, which="both", alpha=0.3)
+
+
+class _PlainLogFormatter(ticker.LogFormatter):
+    """Matplotlib's choice of which log ticks to label, written 0.06 rather than 6e-02."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        return f"{x:g}"
+
+
+def _plain_numbers(axis) -> None:
+    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little."""
+    axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
 
 
 def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str, annotate: str = "{:.3g}") -> None:

@@ -30,7 +30,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return "/".join(_describe(v) for v in value) if len(value) <= 3 else f"{len(value)} values"
     if isinstance(value, float):
-        return f"{value:g}"
+        return f"{value:.3g}"
     return str(value)
 
 
