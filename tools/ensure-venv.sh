@@ -28,3 +28,7 @@ fi
 
 # The course package, editable, pointing at this checkout.
 "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$here"
+
+# JupyterLab defaults for the course: no news or update pop-ups over the notebooks.
+mkdir -p "$venv/share/jupyter/lab/settings"
+cp "$here/tools/jupyterlab/overrides.json" "$venv/share/jupyter/lab/settings/overrides.json"
