@@ -17,10 +17,7 @@ from tfperf import device, grading, logs, targets
 
 def doctor() -> int:
     """Print what TensorFlow runs on and any problem with the set-up; exit 1 if there is one."""
-    logs.quiet_tensorflow()
-    with logs.captured_stderr() as captured:  # TensorFlow's start-up notices
-        info = device.detect()
-    logs.replay_unless_noise(captured)
+    info = logs.quietly(device.detect)
     print(info.summary())
     problems = device.health_check(info)
     for problem in problems:
@@ -84,8 +81,7 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
     for row in rows:
         by_key.setdefault((row["exercise"], row["device_class"]), []).extend(row["ratios"])
     table: dict[str, dict[str, float]] = {}
-    with logs.captured_stderr():  # TensorFlow's start-up notices
-        machine = device.detect().summary()
+    machine = logs.quietly(device.detect).summary()
     lines = [f"Calibrated by `python -m tfperf calibrate` on {machine}",
              "Reference solution vs unfixed code (interleaved pairs):"]
     for (exercise, device_class), ratios in sorted(by_key.items()):

@@ -11,11 +11,8 @@ def start() -> device.DeviceInfo:
     Quiets TensorFlow's C++ logging, turns on GPU memory growth (before the GPU is
     first used), and prints the device, the experiment size and any set-up problems.
     """
-    logs.quiet_tensorflow()
-    with logs.captured_stderr() as captured:  # TensorFlow's start-up notices
-        notes = device.enable_memory_growth()
-        info = device.detect()
-    logs.replay_unless_noise(captured)
+    notes = logs.quietly(device.enable_memory_growth)  # before the GPU is first used
+    info = logs.quietly(device.detect)
     print(info.summary())
     size = sizes.course_size()
     print(f"Experiment size: {size} ({sizes.DESCRIPTIONS[size]}).")

@@ -18,13 +18,6 @@ from dataclasses import dataclass
 from tfperf import logs
 
 
-def _tf():
-    logs.quiet_tensorflow()
-    import tensorflow as tf
-
-    return tf
-
-
 @dataclass(frozen=True)
 class DeviceInfo:
     """The device TensorFlow computes on, and where the notebook runs."""
@@ -68,7 +61,7 @@ def cpu_name() -> str:
 
 def gpu_names() -> tuple[str, ...]:
     """Names of the GPUs TensorFlow can see (empty on a CPU-only machine)."""
-    tf = _tf()
+    tf = logs.tensorflow()
     names = []
     for gpu in tf.config.list_physical_devices("GPU"):
         details = tf.config.experimental.get_device_details(gpu)
@@ -78,7 +71,7 @@ def gpu_names() -> tuple[str, ...]:
 
 def detect() -> DeviceInfo:
     """Describe the device TensorFlow will compute on."""
-    tf = _tf()
+    tf = logs.tensorflow()
     gpus = gpu_names()
     return DeviceInfo(
         kind="gpu" if gpus else "cpu",
@@ -106,7 +99,7 @@ def enable_memory_growth() -> list[str]:
     Must run before the first GPU operation. Returns one note per GPU that could not be
     configured (because it was already initialized); an empty list means all is well.
     """
-    tf = _tf()
+    tf = logs.tensorflow()
     notes = []
     for gpu in tf.config.list_physical_devices("GPU"):
         try:
@@ -122,7 +115,7 @@ def sync() -> None:
     GPU kernels run asynchronously: without this, a timer measures how fast work is
     *queued*, not how fast it runs. On a CPU-only machine there is nothing to wait for.
     """
-    tf = _tf()
+    tf = logs.tensorflow()
     if tf.config.list_logical_devices("GPU"):
         tf.test.experimental.sync_devices()
 

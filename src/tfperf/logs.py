@@ -123,6 +123,22 @@ def replay_unless_noise(captured: Captured) -> None:
         print("\n".join(kept), file=sys.stderr)
 
 
+def tensorflow():
+    """``import tensorflow`` with its C++ logging lowered first; returns the module."""
+    quiet_tensorflow()
+    import tensorflow as tf
+
+    return tf
+
+
+def quietly(fn, *args, **kwargs):
+    """Call ``fn``, keeping TensorFlow's routine start-up notices off stderr (other lines still show)."""
+    with captured_stderr() as captured:
+        result = fn(*args, **kwargs)
+    replay_unless_noise(captured)
+    return result
+
+
 @contextlib.contextmanager
 def _redirected_fd(fd: int, target_fd: int) -> Iterator[None]:
     """Point file descriptor ``fd`` at ``target_fd`` for the block."""

@@ -54,3 +54,18 @@ def test_replay_keeps_only_real_messages(capsys):
     captured = logs.Captured(native="I0000 00:00:1.0  1 port.cc:153] oneDNN custom operations are on.\nreal problem\n")
     logs.replay_unless_noise(captured)
     assert capsys.readouterr().err.strip() == "real problem"
+
+
+def test_quietly_drops_tensorflow_notices_but_keeps_real_messages(capfd):
+    def noisy(x):
+        os.write(2, b"I0000 00:00:1.0  1 port.cc:153] oneDNN custom operations are on.\n")
+        os.write(2, b"a real problem\n")
+        return x + 1
+    assert logs.quietly(noisy, 1) == 2
+    assert capfd.readouterr().err.strip() == "a real problem"
+
+
+def test_tensorflow_is_imported_with_quiet_logs(monkeypatch):
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    tf = logs.tensorflow()
+    assert hasattr(tf, "function") and os.environ["TF_CPP_MIN_LOG_LEVEL"] == "3"

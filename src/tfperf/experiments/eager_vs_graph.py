@@ -28,8 +28,7 @@ FEATURES = 32
 CLASSES = 10
 
 
-logs.quiet_tensorflow()
-import tensorflow as tf  # noqa: E402 (after quieting its C++ logs)
+tf = logs.tensorflow()
 
 
 def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES,

@@ -26,16 +26,9 @@ LEARNING_RATE = 0.05
 Report = Callable[[int, float], None]
 
 
-def _tf():
-    logs.quiet_tensorflow()
-    import tensorflow as tf
-
-    return tf
-
-
 def make_problem(steps: int, *, batch: int = 64, features: int = 32, seed: int = 0):
     """Initial weights ``w0`` (zeros, ``(features, 1)``) and ``steps`` batches ``xs``, ``ys`` on the device."""
-    tf = _tf()
+    tf = logs.tensorflow()
     rng = np.random.default_rng(seed)
     w_true = rng.standard_normal((features, 1)).astype(np.float32)
     xs = rng.standard_normal((steps, batch, features)).astype(np.float32)
@@ -50,7 +43,7 @@ _compiled: dict[str, Callable] = {}
 def train_step(w, x, y):
     """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor)."""
     if "step" not in _compiled:
-        tf = _tf()
+        tf = logs.tensorflow()
 
         @tf.function
         def step(w, x, y):
@@ -66,7 +59,7 @@ def train_step(w, x, y):
 def train_steps(w, xs, ys):
     """``len(xs)`` training steps inside one ``tf.function`` call; returns the last loss."""
     if "steps" not in _compiled:
-        tf = _tf()
+        tf = logs.tensorflow()
 
         @tf.function
         def steps(w, xs, ys):
@@ -86,7 +79,7 @@ def report_steps(steps: int, every: int) -> list[int]:
 
 def loop_for(strategy: str, w0, xs, ys, every: int, report: Report | None = None) -> Callable[[], object]:
     """A no-argument function training from ``w0`` with ``strategy``; it returns the final weights."""
-    tf = _tf()
+    tf = logs.tensorflow()
     report = report or (lambda step, loss: None)
     steps = int(xs.shape[0])
 
@@ -133,7 +126,7 @@ def loop_for(strategy: str, w0, xs, ys, every: int, report: Report | None = None
 @contextlib.contextmanager
 def asynchronous_eager(enabled: bool = True) -> Iterator[None]:
     """Run eager operations asynchronously (as on a GPU) while the block runs, then restore."""
-    tf = _tf()
+    tf = logs.tensorflow()
     from tensorflow.python.eager import context
 
     was_async = context.context().execution_mode == context.ASYNC
@@ -151,7 +144,7 @@ def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = Tr
     With asynchronous execution (always on a GPU) the first only measures how fast the
     operations are queued.
     """
-    tf = _tf()
+    tf = logs.tensorflow()
     with tf.device(device.compute_device()):
         x = tf.random.normal([size, size]) / size ** 0.5
 
@@ -243,7 +236,7 @@ def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progre
     """
     import psutil
 
-    tf = _tf()
+    tf = logs.tensorflow()
     if kind not in SLOWDOWN_KINDS:
         raise ValueError(f"Unknown kind {kind!r}; choose from {', '.join(SLOWDOWN_KINDS)}.")
     w0, xs, ys = make_problem(steps)
@@ -301,12 +294,12 @@ def make_numpy_data(batches: int, *, batch: int = 64, features: int = 32, seed: 
     w_true = rng.standard_normal((features, 1)).astype(np.float32)
     x = rng.standard_normal((batches * batch, features)).astype(np.float32)
     y = x @ w_true + 0.1 * rng.standard_normal((batches * batch, 1)).astype(np.float32)
-    return _tf().zeros([features, 1]), x, y
+    return logs.tensorflow().zeros([features, 1]), x, y
 
 
 def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
     """A no-argument function: one epoch over NumPy ``x``, ``y`` fed with ``strategy``; returns the weights."""
-    tf = _tf()
+    tf = logs.tensorflow()
     where = device.compute_device()
 
     def convert_every_batch():

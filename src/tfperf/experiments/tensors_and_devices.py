@@ -30,8 +30,7 @@ def make_array(size_mb: float, seed: int = 0) -> np.ndarray:
 
 def loop_for(strategy: str, array: np.ndarray, steps: int) -> Callable[[], object]:
     """A no-argument function running ``steps`` steps of ``strategy`` on ``array``."""
-    logs.quiet_tensorflow()
-    import tensorflow as tf
+    tf = logs.tensorflow()
 
     # What each strategy does at the start of a step, given the tensor of the step before.
     next_tensor = {
