@@ -17,11 +17,12 @@ counted, whatever the device, so the count is the same on a laptop CPU and on a 
 
 The block also counts ``uploads``: host data (NumPy arrays, Python lists) turned into
 tensors, whether by ``tf.convert_to_tensor``, ``tf.constant``, an argument of an
-operation or a ``tf.function``, or each tensor a ``tf.data`` iterator delivers, unless the
-pipeline ends in ``tf.data.experimental.prefetch_to_device`` (``copy_to_device``): tf.data
+operation or a ``tf.function``, or each tensor a ``tf.data`` iterator delivers: tf.data
 keeps its elements in host memory (a generator's, a ``cache()``'s: each epoch delivers
-them again). On a GPU each of these crosses from host memory to the device; the count
-is the same on a CPU, where nothing crosses. (Python scalars are not
+them again), and ``tf.data.experimental.prefetch_to_device`` copies each one to the
+device ahead of time, which hides the copy but does not remove it. On a GPU each of
+these crosses from host memory to the device; the count is the same on a CPU, where
+nothing crosses. (Python scalars are not
 counted: they are what every ``x * 0.5`` converts; nor are short flat
 sequences such as shapes.)
 
@@ -217,12 +218,13 @@ def _copies_to_device(dataset) -> bool:
 def _counted_next(original):
     def _next_internal(self):
         element = original(self)
-        if not _copies_to_device(getattr(self, "_dataset", None)):
-            from tensorflow import nest
+        from tensorflow import nest
 
-            n = sum(1 for t in nest.flatten(element) if hasattr(t, "device"))
-            if n:
-                _record_upload("a tf.data iterator delivering from host memory", n)
+        n = sum(1 for t in nest.flatten(element) if hasattr(t, "device"))
+        if n:
+            ahead = _copies_to_device(getattr(self, "_dataset", None))
+            _record_upload("a tf.data iterator, copied ahead by prefetch_to_device" if ahead
+                           else "a tf.data iterator delivering from host memory", n)
         return element
 
     return _next_internal

@@ -143,6 +143,7 @@ def test_lists_generators_and_datasets_count_as_uploads():
 
     data = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([2], tf.float32))
     cached = tf.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32)).cache()
+    ahead = cached.apply(tf.data.experimental.prefetch_to_device("/CPU:0"))
     with host_syncs.counting() as syncs:
         tf.constant(rows)                  # 1
         for _ in range(2):                 # 2 epochs of 3 generated elements: 6 deliveries
@@ -151,7 +152,10 @@ def test_lists_generators_and_datasets_count_as_uploads():
         for _ in range(2):                 # a cache in host memory still delivers every epoch: 8
             for _ in cached:
                 pass
-    assert syncs.uploads == 1 + 6 + 8, syncs.upload_kinds
+        for _ in ahead:                    # copied ahead of time, but copied: 4
+            pass
+    assert syncs.uploads == 1 + 6 + 8 + 4, syncs.upload_kinds
+    assert syncs.upload_kinds["a tf.data iterator, copied ahead by prefetch_to_device"] == 4
     assert syncs.count == 0, syncs.kinds          # tf.data's own generator calls are not reads
 
 
