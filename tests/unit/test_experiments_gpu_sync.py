@@ -7,7 +7,7 @@ tf = pytest.importorskip("tensorflow")
 
 from tfperf import host_syncs  # noqa: E402
 from tfperf.experiments import gpu_sync  # noqa: E402
-from tfperf.widgets import Run  # noqa: E402
+from tfperf.plots import Run  # noqa: E402
 
 
 def test_report_steps():
