@@ -65,3 +65,24 @@ def test_feed_strategies_agree_and_count_uploads():
 def test_dispatch_vs_work_returns_both_times():
     r = gpu_sync.dispatch_vs_work(64, ops=2, asynchronous=False)
     assert r["dispatch_ms"] > 0 and r["work_ms"] > 0
+
+
+def test_asynchronous_dispatch_returns_before_the_work_is_done():
+    r = gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True)
+    assert r["dispatch_ms"] < r["work_ms"] / 2  # queued, not run; device.sync() waited for the work
+
+
+def test_shape_waits_in_asynchronous_mode_and_dtype_does_not():
+    waits = gpu_sync.attribute_waits(600, asynchronous=True)
+    assert waits["shape"] > 5 * max(waits["dtype"], 0.05)
+    assert set(gpu_sync.attribute_waits(64, asynchronous=False)) == {"dtype", "device", "shape"}
+
+
+def test_feed_pipeline_yields_every_batch():
+    w0, x, y = gpu_sync.make_numpy_data(3, batch=8)
+    batches = list(gpu_sync.feed_pipeline(x, y, 8))
+    assert len(batches) == 3 and batches[0][0].shape == (8, 32)
+
+
+def test_memory_probe_sees_no_gpu_here():
+    assert gpu_sync.memory_reserved(growth=True) is None
