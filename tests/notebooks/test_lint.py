@@ -101,3 +101,11 @@ def test_every_chapter_passes_the_lint(assignment):
     paths = sorted((REPO / "solutions" / assignment).glob("*.ipynb"))
     problems = [p for path in paths for p in nblint.lint_notebook(path)]
     assert [str(p) for p in problems] == []
+
+
+def test_the_retracing_demonstration_is_tagged_so_that_its_warning_is_checked():
+    from tests.notebooks.test_notebooks import EXPECTED_OUTPUT
+
+    nb = nbformat.read(REPO / "solutions" / "02_eager_vs_graph" / "eager_vs_graph.ipynb", as_version=4)
+    tagged = [c for c in nb.cells if "expect-retracing-warning" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1 and "expect-retracing-warning" in EXPECTED_OUTPUT
