@@ -42,8 +42,10 @@ TARGETS_FILE = Path(__file__).with_name("targets.toml")
 
 _CLOCK_PATTERNS = [
     (re.compile(r"\btime\.(?:time|perf_counter|monotonic|process_time|thread_time)(?:_ns)?\b"), "reads time.{}"),
-    (re.compile(r"\bfrom\s+time\s+import\b.*\b(?:time|perf_counter|monotonic|process_time|thread_time)\b"),
-     "imports a clock from time"),
+    (
+        re.compile(r"\bfrom\s+time\s+import\b.*\b(?:time|perf_counter|monotonic|process_time|thread_time)\b"),
+        "imports a clock from time",
+    ),
     (re.compile(r"\bdatetime\.(?:datetime\.)?(?:now|utcnow)\s*\("), "reads datetime.now"),
     (re.compile(r"^\s*(?:import\s+timeit|from\s+timeit\s+import)\b", re.M), "imports timeit"),
     (re.compile(r"^\s*%{1,2}time(?:it)?\b", re.M), "uses the %time/%timeit magic"),
@@ -144,7 +146,9 @@ def _lint_code(path: Path, i: int, source: str, titles: set[str], targets: dict,
     for pattern, what in _CLOCK_PATTERNS:
         for m in pattern.finditer(source):
             shown = what.format(m.group(0).split(".", 1)[-1]) if "{}" in what else what
-            problems.append(Problem("no-clock", path, i, f"{shown} ({m.group(0).strip()!r}): measure with tfperf.timing"))
+            problems.append(
+                Problem("no-clock", path, i, f"{shown} ({m.group(0).strip()!r}): measure with tfperf.timing")
+            )
     tree = _parse(source)
     if tree is None:
         return problems
@@ -152,21 +156,38 @@ def _lint_code(path: Path, i: int, source: str, titles: set[str], targets: dict,
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             problems.append(Problem("section-heading", path, i, f"line {line}: section= is not a string literal"))
         elif value.value not in titles:
-            problems.append(Problem("section-heading", path, i,
-                                    f"line {line}: section={value.value!r} is not a heading of this notebook"))
+            problems.append(
+                Problem(
+                    "section-heading",
+                    path,
+                    i,
+                    f"line {line}: section={value.value!r} is not a heading of this notebook",
+                )
+            )
     for value, line in _keyword_values(tree, "exercise"):
         if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
             problems.append(Problem("exercise-target", path, i, f"line {line}: exercise= is not a string literal"))
             continue
         name = value.value
         if not name.startswith(assignment + "."):
-            problems.append(Problem("exercise-target", path, i,
-                                    f"line {line}: exercise={name!r} does not start with this assignment's name "
-                                    f"({assignment}.)"))
+            problems.append(
+                Problem(
+                    "exercise-target",
+                    path,
+                    i,
+                    f"line {line}: exercise={name!r} does not start with this assignment's name ({assignment}.)",
+                )
+            )
         missing = [d for d in DEVICE_CLASSES if d not in targets.get(name, {})]
         if missing:
-            problems.append(Problem("exercise-target", path, i,
-                                    f"line {line}: exercise={name!r} has no {'/'.join(missing)} target in targets.toml"))
+            problems.append(
+                Problem(
+                    "exercise-target",
+                    path,
+                    i,
+                    f"line {line}: exercise={name!r} has no {'/'.join(missing)} target in targets.toml",
+                )
+            )
     return problems
 
 
@@ -175,9 +196,15 @@ def _lint_markdown(path: Path, i: int, source: str) -> list[Problem]:
     for paragraph in re.split(r"\n\s*\n", _CODE_SPAN.sub("", source)):
         figures = [m.group(0) for m in _FIGURE.finditer(paragraph)]
         if figures and "Quoted" not in paragraph:
-            problems.append(Problem("quoted-label", path, i,
-                                    f"figure(s) {', '.join(figures)} in a paragraph without the label \"Quoted\": "
-                                    "measure it in a cell instead, or quote it as '> *Quoted, not measured here:* ...'"))
+            problems.append(
+                Problem(
+                    "quoted-label",
+                    path,
+                    i,
+                    f'figure(s) {", ".join(figures)} in a paragraph without the label "Quoted": '
+                    "measure it in a cell instead, or quote it as '> *Quoted, not measured here:* ...'",
+                )
+            )
     return problems
 
 

@@ -27,48 +27,85 @@ def rules(problems):
 
 
 def test_a_clean_notebook_has_no_problems(tmp_path):
-    path = write(tmp_path, [
-        new_markdown_cell("## 1. Copies\n\nConverting once is faster: measure it."),
-        new_code_cell('grading.assert_speedup(f, g, exercise="09_demo.fast", section="1. Copies")\n%matplotlib inline'),
-        new_markdown_cell("> *Quoted, not measured here:* an epoch went from 12 s to 2 minutes (94% busy, 10x).\n\n"
-                          "Speedups fall towards 1x; the loop runs `0.9 ** step` at most 2 × N times."),
-    ])
+    path = write(
+        tmp_path,
+        [
+            new_markdown_cell("## 1. Copies\n\nConverting once is faster: measure it."),
+            new_code_cell(
+                'grading.assert_speedup(f, g, exercise="09_demo.fast", section="1. Copies")\n%matplotlib inline'
+            ),
+            new_markdown_cell(
+                "> *Quoted, not measured here:* an epoch went from 12 s to 2 minutes (94% busy, 10x).\n\n"
+                "Speedups fall towards 1x; the loop runs `0.9 ** step` at most 2 × N times."
+            ),
+        ],
+    )
     assert nblint.lint([path], TARGETS) == []
 
 
 def test_section_must_name_a_heading(tmp_path):
-    path = write(tmp_path, [new_markdown_cell("## 1. Copies"),
-                            new_code_cell('check(x, section="1. Copy")\ncheck(x, section=name)')])
+    path = write(
+        tmp_path,
+        [new_markdown_cell("## 1. Copies"), new_code_cell('check(x, section="1. Copy")\ncheck(x, section=name)')],
+    )
     problems = nblint.lint([path], TARGETS)
     assert rules(problems) == ["section-heading", "section-heading"]
     assert "'1. Copy' is not a heading" in str(problems[0]) and "cell 3" in str(problems[0])
 
 
 def test_exercise_needs_a_target_for_every_device_class_under_its_assignment(tmp_path):
-    path = write(tmp_path, [new_code_cell('a(exercise="09_demo.cpu_only")\nb(exercise="09_demo.nothing")\n'
-                                          'c(exercise="01_tensors.keep_data_on_device")')])
+    path = write(
+        tmp_path,
+        [
+            new_code_cell(
+                'a(exercise="09_demo.cpu_only")\nb(exercise="09_demo.nothing")\n'
+                'c(exercise="01_tensors.keep_data_on_device")'
+            )
+        ],
+    )
     problems = nblint.lint([path], TARGETS)
     assert rules(problems) == ["exercise-target"] * 4
     assert "no gpu target" in problems[0].message and "no cpu/gpu target" in problems[1].message
     assert "does not start with this assignment's name" in problems[2].message
 
 
-@pytest.mark.parametrize("code", ["import time\nstart = time.perf_counter()", "t = time.time()",
-                                  "from time import monotonic", "%timeit f()", "%%time\nf()",
-                                  "import timeit", "datetime.datetime.now()", "time.process_time_ns()"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import time\nstart = time.perf_counter()",
+        "t = time.time()",
+        "from time import monotonic",
+        "%timeit f()",
+        "%%time\nf()",
+        "import timeit",
+        "datetime.datetime.now()",
+        "time.process_time_ns()",
+    ],
+)
 def test_clock_reads_in_code_are_flagged(tmp_path, code):
     assert rules(nblint.lint([write(tmp_path, [new_code_cell(code)])], TARGETS)) == ["no-clock"]
 
 
 def test_clocks_in_markdown_and_sleep_are_fine(tmp_path):
-    path = write(tmp_path, [new_markdown_cell("Never call `time.perf_counter()` or `%timeit` yourself."),
-                            new_code_cell("import time\ntime.sleep(0.01)")])
+    path = write(
+        tmp_path,
+        [
+            new_markdown_cell("Never call `time.perf_counter()` or `%timeit` yourself."),
+            new_code_cell("import time\ntime.sleep(0.01)"),
+        ],
+    )
     assert nblint.lint([path], TARGETS) == []
 
 
 def test_unlabelled_figures_are_flagged_per_paragraph(tmp_path):
-    path = write(tmp_path, [new_markdown_cell("Printing made the loop about 3.5x slower.\n\n"
-                                              "> *Quoted:* 40% longer.\n\nIt took 12 seconds, 80% busy.")])
+    path = write(
+        tmp_path,
+        [
+            new_markdown_cell(
+                "Printing made the loop about 3.5x slower.\n\n> *Quoted:* 40% longer.\n\nIt took 12 seconds, 80% busy."
+            )
+        ],
+    )
     problems = nblint.lint([path], TARGETS)
     assert rules(problems) == ["quoted-label", "quoted-label"]
     assert "3.5x" in problems[0].message and "12 seconds, 80%" in problems[1].message

@@ -7,6 +7,7 @@ def _factory(k):
     def scaled(x):
         """Multiply by k."""
         return x * k
+
     return scaled
 
 
@@ -19,7 +20,7 @@ def test_shows_the_exact_source_of_a_module_function():
 
 def test_shows_a_nested_function_dedented():
     listing = source.show(_factory(3))
-    assert "def scaled(x):\n    \"\"\"Multiply by k.\"\"\"\n    return x * k\n" in listing.code
+    assert 'def scaled(x):\n    """Multiply by k."""\n    return x * k\n' in listing.code
     assert "_factory.scaled" in listing.caption
 
 
