@@ -10,8 +10,11 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``sizes``: the ``TFPERF_SIZE`` switch (``full`` / ``ci``), ``pick(full=, ci=)``, sweep ladders.
 - ``device``: ``detect()``, ``device_class()``, ``compute_device()``, ``enable_memory_growth()``,
   ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
+- ``instrument``: ``Patches``: patch TensorFlow functions while counting (install on first entry,
+  restore on last), and notice when a patch is undone.
 - ``host_syncs``: ``counting()``: host reads of tensor values (the sync points) and NumPy uploads in a block.
 - ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
+- ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
 - ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines``,
   ``plot_bars``, ``each_run``.
 - ``workspace``: the learner's own copies of the notebooks in ``my-work/`` (never overwritten).
