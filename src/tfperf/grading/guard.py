@@ -154,6 +154,33 @@ def arm() -> None:
         snapshot.state = _global_state()
         snapshot.threads = {t.ident for t in threading.enumerate()}
         _snapshot = snapshot
+        _seal_course_modules()
+
+
+class _SealedModule(types.ModuleType):
+    """A course module whose attributes cannot be assigned or deleted from outside it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be changed "
+                             f"in a graded notebook.")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be deleted "
+                             f"in a graded notebook.")
+
+
+def _seal_course_modules() -> None:
+    """Refuse ``tfperf.x.y = ...`` in every loaded course module (a first line of defence: :func:`verify`
+    still compares everything, since a module's ``__dict__`` can be written directly)."""
+    for name, module in list(sys.modules.items()):
+        if (name == "tfperf" or name.startswith("tfperf.")) and type(module) is types.ModuleType:
+            module.__class__ = _SealedModule
+
+
+def _unseal_course_modules() -> None:
+    for name, module in list(sys.modules.items()):
+        if type(module) is _SealedModule:
+            object.__setattr__(module, "__class__", types.ModuleType)
 
 
 def _suppress_import_noise():
@@ -251,6 +278,7 @@ def verify(what: str = "This check") -> None:
         if _snapshot is None:
             return
         _learn_new_modules(_snapshot)
+        _seal_course_modules()
         found = _differences(_snapshot)
     if found:
         shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
@@ -309,6 +337,7 @@ def assert_nothing_competes(what: str = "This check") -> None:
 def _reset_for_tests() -> None:
     global _snapshot
     _snapshot = None
+    _unseal_course_modules()
 
 
 __all__ = ["arm", "assert_nothing_competes", "checked", "competitors", "given", "is_armed", "is_given", "verify"]
