@@ -12,7 +12,12 @@ import os
 import sys
 from pathlib import Path
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
+                                    SaveAutoGrades)
+
 from tfperf.logs import NOISE_PATTERN
+from tfperf.screening import ScreenAnswers
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 here = Path(__file__).resolve().parent
@@ -32,6 +37,14 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # points only, and grading goes on with the next cell.
 c.Execute.timeout = 180
 c.Execute.interrupt_on_timeout = True
+# After running a submission, screen its answer cells statically (tfperf.grading.screen): an
+# answer that changes the grading (module attributes, kernel hooks, threads, the environment,
+# given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
+# goes to reports/screen.jsonl. Set ScreenAnswers.penalize = False to report without zeroing.
+c.Autograde.autograde_preprocessors = [Execute, IgnorePattern, ScreenAnswers, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
+
 # Grade with the same interpreter that runs nbgrader (the course's venv).
 c.Execute.kernel_name = "python3"
 

@@ -27,6 +27,8 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``grading``: the checks that the nbgrader tests call (a package, one module per kind);
   every failure says what was measured, what was expected, and which section to reread.
 - ``course``: ``start()``, what a notebook's setup cell calls.
+- ``screening``: ``ScreenAnswers``, the static screen of answer cells (``grading.screen``) as an
+  nbgrader preprocessor (for instructors).
 - ``nblint``: named rules every notebook follows (for contributors).
 - ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
