@@ -191,3 +191,13 @@ def test_a_median_just_below_the_target_gets_more_pairs_before_the_verdict(monke
     monkeypatch.setattr(timing, "compare_fresh", noisy_first_round)
     check(fast, target=6.0)           # fast is far above 6x; the first round says 4x
     assert rounds == [3, 6]
+
+
+def test_a_reasoned_target_says_so(monkeypatch, capsys, tmp_path):
+    from tfperf import targets
+
+    assert targets.is_measured("01_tensors.keep_data_on_device", "cpu")
+    assert not targets.is_measured("01_tensors.keep_data_on_device", "gpu")
+    monkeypatch.setattr("tfperf.device.device_class", lambda: "gpu")
+    check(fast, target=None)
+    assert "reasoned, not measured" in capsys.readouterr().out

@@ -191,11 +191,11 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
             comparison.witnesses + more.witnesses)
 
     _record(exercise, device_class, target, comparison)
+    measured = "" if targets.is_measured(exercise, device_class) else (
+        f" (this target for a {device_class.upper()} was reasoned, not measured)")
     if comparison.median < target:
-        measured = "" if targets.is_measured(exercise, device_class) else (
-            f" (this target for a {device_class.upper()} was reasoned, not measured)")
         advice = f" {hint}" if hint else ""
         raise GradingFailure(
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}")
-    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")
+    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}{measured}.")
