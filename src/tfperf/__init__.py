@@ -29,6 +29,8 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``course``: ``start()``, what a notebook's setup cell calls.
 - ``nblint``: named rules every notebook follows (for contributors).
 - ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
+- ``sandbox``: ``python -m tfperf.sandbox install | check``: the kernel nbgrader grades in,
+  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
