@@ -66,9 +66,12 @@ class RestoreCells(OverwriteCells):
             try:
                 source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
             except MissingEntry:
-                pass  # nbgrader drops the unknown grade_id; the real cell is added back as missing
-            else:
-                self._restore_flags(cell, grade_id, source)
+                # Not the instructor's: a plain cell now (nbgrader would keep its grade flag and
+                # crash on it), and the instructor's cell of that place is put back as missing.
+                self.log.warning("Cell '%s' is not in the gradebook: graded as an ordinary cell", grade_id)
+                del cell.metadata["nbgrader"]
+                return cell, resources
+            self._restore_flags(cell, grade_id, source)
         return super().preprocess_cell(cell, resources, cell_index)
 
     def _restore_flags(self, cell, grade_id, source) -> None:

@@ -4,8 +4,9 @@
 module's ``launch``, which runs this interpreter's ``ipykernel_launcher`` under Debian's
 bubblewrap (``bwrap``) with:
 
-- the whole file system read-only (the gradebook and the course included), except the
-  notebook's own folder (the kernel's working directory) and a private, size-limited ``/tmp``;
+- the whole file system read-only (the course included), except the notebook's own folder
+  (the kernel's working directory) and a private, size-limited ``/tmp``; the gradebook, the
+  other submissions and the instructor's source hidden altogether (``TFPERF_SANDBOX_HIDE``);
 - every namespace unshared: no network at all (not even the host's loopback), its own
   process tree (everything it started dies with it), no capabilities, no nested sandboxes;
 - resource limits: CPU seconds (``RLIMIT_CPU``, summed over threads) and private writable
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KERNEL_NAME = "tfperf-grading"
+# Paths (os.pathsep-separated) the kernel must not even read: the gradebook, the other
+# students' work, the instructor's source. Set by autograde/nbgrader_config.py.
+HIDE_ENV = "TFPERF_SANDBOX_HIDE"
 BWRAP = "/usr/bin/bwrap"
 GIB = 1024**3
 
@@ -75,18 +79,28 @@ def device_nodes() -> list[str]:
 
 
 def bwrap_argv(workdir: str, runtime_dir: str, command: list[str], *, limits: Limits = Limits(),
-               bwrap: str = BWRAP, devices: list[str] | None = None, readable: tuple[str, ...] = ()) -> list[str]:
+               bwrap: str = BWRAP, devices: list[str] | None = None, readable: tuple[str, ...] = (),
+               hidden: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command that runs ``command`` sandboxed, writable only in ``workdir``,
     ``runtime_dir`` (where the kernel's ipc sockets go) and a private ``/tmp``; the files in
-    ``readable`` (the connection file) stay readable even where they lie in the hidden ``/tmp``."""
+    ``readable`` (the connection file) stay readable even where they lie in the hidden ``/tmp``;
+    existing ``hidden`` folders look empty and ``hidden`` files cannot be read (``workdir`` may lie inside)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     for node in device_nodes() if devices is None else devices:
         argv += ["--dev-bind", node, node]
+    hidden_folders = [p for p in hidden if os.path.isdir(p)]
+    for path in hidden:
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]  # a device on a nodev mount: reading it is refused
     for folder in dict.fromkeys([runtime_dir, workdir]):  # after /tmp: they may lie inside it
         argv += ["--bind", folder, folder]
     for path in readable:
         argv += ["--ro-bind", path, path]
+    for folder in hidden_folders:  # their empty stand-ins are read-only too
+        argv += ["--remount-ro", folder]
     argv += ["--chdir", workdir,
              "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
              "--setenv", "HOME", "/tmp", "--setenv", "IPYTHONDIR", "/tmp/ipython",
@@ -115,7 +129,9 @@ def launch(connection_file: str, kernel_args: list[str], *, limits: Limits = Lim
     connection_file = str(Path(connection_file).resolve())
     runtime_dir = ipc_folder(connection_file)
     command = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *kernel_args]
-    argv = bwrap_argv(os.getcwd(), runtime_dir, command, limits=limits, bwrap=bwrap, readable=(connection_file,))
+    hidden = tuple(p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p)
+    argv = bwrap_argv(os.getcwd(), runtime_dir, command, limits=limits, bwrap=bwrap, readable=(connection_file,),
+                      hidden=hidden)
     limits.apply()
     # Jupyter interrupts a kernel with SIGINT to its whole process group: bubblewrap must
     # ignore it (or it would exit and take the kernel with it); the kernel sets its own handler.
@@ -165,12 +181,14 @@ def require() -> None:
             "in the course's environment (see docs/instructors.md).")
 
 
-def check(code: str = "import os; print('sandboxed', os.getcwd())", limits: Limits = Limits()) -> subprocess.CompletedProcess:
-    """Run ``code`` with this interpreter in the sandbox (in a scratch working folder), as the
-    kernel would run; raise SandboxUnavailable if bubblewrap cannot create the sandbox."""
+def check(code: str = "import os; print('sandboxed', os.getcwd())", limits: Limits = Limits(),
+          workdir: str | None = None, hidden: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``code`` with this interpreter in the sandbox, as the kernel would run (in ``workdir``,
+    default a scratch folder); raise SandboxUnavailable if bubblewrap cannot create the sandbox."""
     bwrap = find_bwrap()
-    with tempfile.TemporaryDirectory(prefix="tfperf-sandbox-check-") as work:
-        argv = bwrap_argv(work, work, [sys.executable, "-c", code], limits=limits, bwrap=bwrap)
+    with tempfile.TemporaryDirectory(prefix="tfperf-sandbox-check-") as scratch:
+        work = workdir or scratch
+        argv = bwrap_argv(work, work, [sys.executable, "-c", code], limits=limits, bwrap=bwrap, hidden=hidden)
         result = subprocess.run(argv, capture_output=True, text=True, preexec_fn=limits.apply, timeout=600)
     if result.returncode != 0 and result.stderr.startswith("bwrap:"):
         raise SandboxUnavailable(f"bubblewrap cannot create the sandbox here: {result.stderr.strip()} "

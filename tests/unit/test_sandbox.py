@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -21,6 +22,16 @@ def _can_sandbox() -> bool:
 
 
 needs_bwrap = pytest.mark.skipif(not _can_sandbox(), reason="bubblewrap cannot create a sandbox here")
+
+
+@pytest.fixture
+def outside_tmp():
+    """A scratch folder outside /tmp (the sandbox replaces /tmp with its own)."""
+    base = Path.home() / ".cache"
+    base.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="tfperf-sandbox-test-", dir=base))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pairs(argv, flag):
@@ -79,6 +90,7 @@ def attempt(what, action):
         print(what, "allowed")
     except OSError as e:
         print(what, "refused")
+attempt("read_outside", lambda: open(sys.argv[1]).read())
 attempt("write_outside", lambda: open(sys.argv[1], "a"))
 attempt("write_work", lambda: open("work.txt", "w").write("x"))
 attempt("write_tmp", lambda: open("/tmp/SCRATCH", "w").write("x"))
@@ -89,15 +101,15 @@ print("tmp_holds", sorted(os.listdir("/tmp")))
 
 
 @needs_bwrap
-def test_the_sandbox_stops_writes_outside_its_folder_and_every_connection(tmp_path):
-    outside = tmp_path / "gradebook.db"
+def test_the_sandbox_stops_writes_outside_its_folder_and_every_connection(outside_tmp):
+    outside = outside_tmp / "gradebook.db"
     outside.write_text("scores")
     scratch = f"tfperf-probe-{os.getpid()}"
     with socket_listening() as port:
         result = sandbox.check(PROBE.replace("sys.argv[1]", repr(str(outside))).replace("sys.argv[2]", str(port))
                                .replace("SCRATCH", scratch))
     lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
-    assert lines == {"write_outside": "refused", "write_work": "allowed", "write_tmp": "allowed",
+    assert lines == {"read_outside": "allowed", "write_outside": "refused", "write_work": "allowed", "write_tmp": "allowed",
                      "connect_loopback": "refused", "connect_remote": "refused", "tmp_holds": lines["tmp_holds"]}
     assert f"'{scratch}'" in lines["tmp_holds"] and outside.read_text() == "scores"
     assert not (Path("/tmp") / scratch).exists()  # the sandbox's /tmp is its own
@@ -115,6 +127,33 @@ class socket_listening:
 
     def __exit__(self, *exc):
         self.server.close()
+
+
+@needs_bwrap
+def test_hidden_paths_cannot_be_read_and_the_work_folder_inside_them_stays_writable(outside_tmp):
+    course = outside_tmp / "course"
+    work = course / "autograded" / "student" / "01"
+    work.mkdir(parents=True)
+    (course / "autograded" / "other").mkdir()
+    (course / "gradebook.db").write_text("scores")
+    (course / "nbgrader_config.py").write_text("config")
+    code = """
+import os
+print(sorted(os.listdir("../..")), open("../../../nbgrader_config.py").read())
+try:
+    print(open("../../../gradebook.db").read())
+except OSError as error:
+    print(type(error).__name__)
+open("answer.txt", "w").write("mine")
+try:
+    open("../../x", "w")
+except OSError as error:
+    print(type(error).__name__)
+"""
+    result = sandbox.check(code, workdir=str(work), hidden=(str(course / "gradebook.db"), str(course / "autograded")))
+    assert result.stdout.split("\n")[:3] == ["['student'] config", "PermissionError", "OSError"], result
+    assert (work / "answer.txt").read_text() == "mine" and (course / "gradebook.db").read_text() == "scores"
+    assert not (course / "autograded" / "x").exists()
 
 
 @needs_bwrap

@@ -104,7 +104,8 @@ SUBMISSIONS += [
                {"row_scores_tests": 0}),
     Submission("row_scores_then_segfault", {"row_scores": _CORRECT_ROW_SCORES + "import ctypes\nctypes.string_at(0)\n"},
                {"row_scores_tests": 0}),
-    Submission("row_scores_then_quit", {"row_scores": _CORRECT_ROW_SCORES + "quit()\n"}, {"row_scores_tests": 0}),
+    Submission("row_scores_then_sigkill", {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\n"
+                                           "os.kill(os.getpid(), signal.SIGKILL)\n"}, {"row_scores_tests": 0}),
     # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
     Submission("weighted_mean_os_exit", {"weighted_mean": "import os\nos._exit(3)\n"},
                {"weighted_mean_tests": 0, "row_scores_tests": 0}),
