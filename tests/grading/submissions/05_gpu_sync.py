@@ -204,8 +204,10 @@ SUBMISSIONS += [
                {"train_epochs": attacks.fetches_the_answer("train_epochs", _EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
     Submission("epochs_unfixed_spawns_a_shell",
                {"train_epochs": attacks.spawns_a_shell(_EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
-    # Needs 12 GiB: over the sandbox's memory limit (8 GiB) the allocation fails (MemoryError),
-    # the answer is never defined, and the kernel lives on for the next exercises.
-    Submission("train_needs_12_gib", {"train": "import numpy as np\nscratch = np.ones(12 * 2**30, np.uint8)\n" + _UNFIXED},
+    # The right answer after reserving 12 GiB: over the sandbox's memory limit (8 GiB) the
+    # allocation fails (MemoryError), the answer is never defined, and the kernel lives on for
+    # the next exercises. (np.empty touches no page: without the limit it would cost nothing.)
+    Submission("train_needs_12_gib", {"train": "import numpy as np\nscratch = np.empty(12 * 2**30, np.uint8)\n"
+                                      + attacks.reference_source("05_gpu_sync", "train")},
                {"train_tests": 0.0, "train_speed_tests": 0.0}),
 ]
