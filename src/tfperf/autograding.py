@@ -1,8 +1,9 @@
 """nbgrader's steps for this course where plain nbgrader loses honest work (``autograde/nbgrader_config.py``).
 
 - ``GradingExecute``: a kernel that dies (``os._exit``, a crash in native code, the sandbox's
-  CPU limit) costs the rest of that notebook only. nbgrader 0.9 would abandon the whole
-  submission: no grade at all, not even for the test cells that had already passed. Here
+  CPU limit) or that does not stop when interrupted at the time limit costs the rest of that
+  notebook only. nbgrader 0.9 would abandon the whole submission: no grade at all, not even
+  for the test cells that had already passed. Here
   the cell that killed the kernel and every code cell after it get an error output (so each
   later test cell scores 0, and the feedback says why), and grading goes on.
 - ``RestoreCells``: every cell the instructor wrote is identified by its grade_id and
@@ -14,7 +15,7 @@
 
 from __future__ import annotations
 
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import Execute, OverwriteCells
@@ -47,12 +48,16 @@ class GradingExecute(Execute):
         try:
             return super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            self.died_in_cell = index
-            self.log.warning("The kernel died in cell %d; the notebook's later cells score 0.", index + 1)
-            cell.outputs.append(not_run_output(
-                "the kernel stopped while this cell ran (the process exited or crashed, or it went over "
-                "the grading sandbox's CPU-time or memory limit). This cell and every later cell were not graded."))
-            return cell, resources
+            reason = ("the kernel stopped while this cell ran (the process exited or crashed, or it went over "
+                      "the grading sandbox's CPU-time or memory limit).")
+        except CellTimeoutError:
+            # Interrupted at the time limit, the kernel did not stop (the code ignores the
+            # interrupt, or is stuck in native code): it cannot run anything else.
+            reason = f"this cell ran past the time limit ({self.timeout} s) and did not stop when interrupted."
+        self.died_in_cell = index
+        self.log.warning("The kernel was lost in cell %d; the notebook's later cells score 0.", index + 1)
+        cell.outputs.append(not_run_output(reason + " This cell and every later cell were not graded."))
+        return cell, resources
 
 
 class RestoreCells(OverwriteCells):

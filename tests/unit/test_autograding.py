@@ -31,3 +31,15 @@ def test_cells_before_the_death_keep_their_outputs_and_later_cells_are_marked_no
     assert [o.ename for o in after.outputs] == [KERNEL_DIED] and "cell 3" in after.outputs[0].evalue
     assert determine_grade(after) == (0, 1)
     assert executed.cells[4].cell_type == "markdown"
+
+
+def test_a_cell_that_ignores_the_interrupt_costs_the_rest_of_the_notebook_only(tmp_path):
+    nb = new_notebook(cells=[
+        _test_cell("print('passed')", "before"),
+        new_code_cell("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"),
+        _test_cell("print('never')", "after"),
+    ])
+    executed, _ = GradingExecute(kernel_name="python3", timeout=3).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    before, stuck, after = executed.cells
+    assert determine_grade(before) == (1, 1) and determine_grade(after) == (0, 1)
+    assert "did not stop when interrupted" in stuck.outputs[-1].evalue
