@@ -106,6 +106,11 @@ SUBMISSIONS += [
                {"row_scores_tests": 0}),
     Submission("row_scores_then_sigkill", {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\n"
                                            "os.kill(os.getpid(), signal.SIGKILL)\n"}, {"row_scores_tests": 0}),
+    # An endless loop that ignores the interrupt sent at the time limit: the kernel is given up,
+    # the rest of the notebook scores 0 (plain nbgrader dropped the whole submission).
+    Submission("row_scores_ignores_the_interrupt", {"row_scores": "import signal\n"
+                                                    "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
+               {"row_scores_tests": 0}),
     # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
     Submission("weighted_mean_os_exit", {"weighted_mean": "import os\nos._exit(3)\n"},
                {"weighted_mean_tests": 0, "row_scores_tests": 0}),
