@@ -14,10 +14,10 @@ bubblewrap (``bwrap``) with:
   reserve without using it).
 
 Without a network the kernel cannot use Jupyter's TCP transport, so it talks to nbgrader over
-ZeroMQ ``ipc`` sockets (Unix sockets) in the Jupyter runtime folder, the one other folder the
-sandbox can write to. The kernel manager must use ``transport = "ipc"`` (set in
-``autograde/nbgrader_config.py``); the launcher refuses a TCP connection file with a message
-that says so. The learner's own JupyterLab keeps its ordinary ``python3`` kernel.
+ZeroMQ ``ipc`` sockets (Unix sockets) in the folder of the connection's ``ip`` (a path prefix
+for ipc), the one other folder the sandbox can write to. The kernel manager must use
+``transport = "ipc"`` and an ``ip`` in a folder of its own (``autograde/nbgrader_config.py``
+sets both); the launcher refuses a TCP connection file with a message that says so. The learner's own JupyterLab keeps its ordinary ``python3`` kernel.
 """
 
 from __future__ import annotations
