@@ -104,7 +104,7 @@ def bwrap_argv(workdir: str, runtime_dir: str, command: list[str], *, limits: Li
     argv += ["--chdir", workdir,
              "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
              "--setenv", "HOME", "/tmp", "--setenv", "IPYTHONDIR", "/tmp/ipython",
-             "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "TFPERF_SANDBOXED", "1",
+             "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib",
              # ipykernel exits when its parent looks gone, and in its own process tree its parent
              # is always pid 1; 1 tells it not to watch (--die-with-parent does that job).
              "--setenv", "JPY_PARENT_PID", "1",

@@ -174,7 +174,8 @@ def test_a_sandboxed_kernel_talks_over_ipc_and_can_be_interrupted(tmp_path, monk
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "prefix" / "share" / "jupyter"))
     work = tmp_path / "work"
     work.mkdir()
-    km = KernelManager(kernel_name=sandbox.KERNEL_NAME, transport="ipc", ip=tempfile.mkdtemp() + "/kernel")
+    (tmp_path / "sockets").mkdir()
+    km = KernelManager(kernel_name=sandbox.KERNEL_NAME, transport="ipc", ip=str(tmp_path / "sockets" / "kernel"))
     km.start_kernel(cwd=str(work))
     kc = km.client()
     kc.start_channels()
