@@ -26,8 +26,8 @@ import argparse
 import json
 import os
 import resource
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
