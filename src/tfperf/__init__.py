@@ -31,6 +31,10 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   nbgrader preprocessor (for instructors).
 - ``nblint``: named rules every notebook follows (for contributors).
 - ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
+- ``sandbox``: ``python -m tfperf.sandbox install | check``: the kernel nbgrader grades in,
+  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+- ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
+  the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
