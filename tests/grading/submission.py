@@ -6,6 +6,7 @@ A chapter lists its submissions in ``tests/grading/submissions/<assignment>.py``
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from dataclasses import dataclass, field
@@ -99,7 +100,25 @@ class PackedSubmission:
                             locked_edits={k: v for m in self.members for k, v in m.locked_edits.items()},
                             metadata_edits={k: v for m in self.members for k, v in m.metadata_edits.items()},
                             without_notebook=any(m.without_notebook for m in self.members))
-        return merged.notebook(reference)
+        nb = merged.notebook(reference)
+        return None if nb is None else without_demonstrations(nb)
+
+
+def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with its demonstration cells (code cells that nbgrader does not track) cut down to their
+    import statements: what the graded cells need from them. A learner may delete or change these
+    cells too; the reference and the untouched student version are graded whole, the corpus without
+    them, which makes each packed student a third to half cheaper to grade."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and not cell.metadata.get("nbgrader"):
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            cell.source = "\n".join(ast.get_source_segment(cell.source, node) for node in tree.body
+                                    if isinstance(node, (ast.Import, ast.ImportFrom)))
+            cell.outputs = []
+    return nb
 
     def accepts(self, candidate: Submission) -> bool:
         """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
