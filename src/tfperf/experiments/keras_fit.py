@@ -77,11 +77,16 @@ def build_classifier(*, features: int = FEATURES, classes: int = CLASSES, width:
         keras.config.set_dtype_policy(previous)
 
 
-def compile_classifier(model, *, output: str | None = "softmax", learning_rate: float = 0.05, **options):
-    """Compile with SGD and the sparse cross-entropy that matches ``output`` (logits or softmax)."""
+def compile_classifier(model, *, output: str | None = "softmax", learning_rate: float = 0.05,
+                       metrics: Sequence[str] = ("accuracy",), **options):
+    """Compile with SGD and the sparse cross-entropy that matches ``output`` (logits or softmax).
+
+    Pass ``metrics=()`` for a model whose own ``train_step`` does not update Keras's
+    compiled metrics (Keras would fail to read them at the end of an epoch).
+    """
     model.compile(optimizer=keras.optimizers.SGD(learning_rate),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=output is None),
-                  metrics=["accuracy"], **options)
+                  metrics=list(metrics) or None, **options)
     return model
 
 
@@ -282,14 +287,15 @@ def prediction_costs(samples: int = 64, ways: Sequence[str] = PREDICTION_WAYS, *
 
 
 def mixed_precision_support() -> str:
-    """Whether this device runs float16 math fast, as TensorFlow's mixed precision guide describes it.
+    """What TensorFlow's mixed precision guide says about this device's float16 speed.
 
-    NVIDIA GPUs of compute capability 7.0 or newer have Tensor Cores for float16; CPUs and
-    older GPUs run ``mixed_float16`` but gain little or lose speed.
+    NVIDIA GPUs of compute capability 7.0 or newer have Tensor Cores for float16; the guide
+    expects little from older GPUs and from CPUs (where it depends on the CPU's instructions).
     """
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
-        return "no GPU: this CPU has no fast float16 path in TensorFlow, so expect no gain (or a loss) here"
+        return ("no GPU: on a CPU, float16 speed depends on the CPU's instructions; the guide promises no gain, "
+                "so measure")
     capability = tf.config.experimental.get_device_details(gpus[0]).get("compute_capability")
     if capability and tuple(capability) >= (7, 0):
         return f"GPU of compute capability {capability[0]}.{capability[1]}: Tensor Cores, mixed precision can help"

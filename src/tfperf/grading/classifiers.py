@@ -8,12 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.grading.calls import GradingFailure, call_capturing, reread
+from tfperf.grading.calls import GradingFailure, call, call_capturing, reread
 from tfperf.grading.results import as_array
 
 #: What Keras warns when a cross-entropy is told ``from_logits=True`` but the output went
 #: through a softmax or sigmoid (``_get_logits`` in ``keras/src/backend/tensorflow/nn.py``).
 LOGITS_MISMATCH = r"received `from_logits=True`, but the `output` argument was produced by a (\w+) activation"
+
+
+def predictions(model: Any, x: Any, *, what: str = "The model's predict()", section: str | None = None) -> np.ndarray:
+    """``model.predict(x, verbose=0)``, called quietly, as a NumPy array."""
+    return as_array(call(lambda: model.predict(x, verbose=0), (), who=what, section=section), what)
 
 
 def assert_probabilities(outputs: Any, *, samples: int, classes: int, what: str = "The predictions",
