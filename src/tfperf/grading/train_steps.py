@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tfperf import host_syncs, logs
@@ -102,10 +102,17 @@ def keras_reads_per_call() -> int:
 
 def assert_no_host_reads_in_train_step(model, run: Callable[[], Any], *, what: str,
                                        section: str | None = None) -> Any:
-    """Run ``run()``, which trains ``model`` with ``fit``; fail if its training step reads
-    tensor values on the host (``.numpy()``, ``float()``, ``print(tensor)``, ...) or calls
-    back into Python (``tf.py_function``, ``tf.numpy_function``). Returns what ``run`` returned.
+    """Run ``run()``, which trains ``model`` with ``fit``; fail unless its training step is
+    compiled (not ``run_eagerly``) and neither reads tensor values on the host (``.numpy()``,
+    ``float()``, ``print(tensor)``, ...) nor calls back into Python (``tf.py_function``,
+    ``tf.numpy_function``). Returns what ``run`` returned.
     """
+    tf = logs.tensorflow()
+    if getattr(model, "run_eagerly", False) or tf.config.functions_run_eagerly():
+        raise GradingFailure(
+            f"{what}: the training step runs eagerly (run_eagerly=True, or tf.config.run_functions_eagerly), so "
+            f"every operation of every step runs from Python. Compile the step: leave run_eagerly off and take "
+            f"out what needed it.{reread(section)}")
     calls, reads, callbacks, result = _train_function_reads(model, run, what=what, section=section)
     if calls == 0:
         raise GradingFailure(
@@ -138,9 +145,15 @@ _KERAS_METHODS = (
 )
 
 
-def assert_keras_pristine(*, section: str | None = None) -> None:
+#: Methods that a model object must not carry as its own attributes (instance overrides).
+_MODEL_METHODS = ("fit", "predict", "predict_on_batch", "train_on_batch", "evaluate", "call", "train_step",
+                  "predict_step", "make_train_function", "make_predict_function")
+
+
+def assert_keras_pristine(*, models: Sequence[Any] = (), section: str | None = None) -> None:
     """Fail if a Keras method or function a check relies on was replaced (its code must come
-    from Keras's own source files, and the public classes must still inherit it)."""
+    from Keras's own source files, and the public classes must still inherit it), or if one
+    of ``models`` carries its own replacement of a Keras method as an instance attribute."""
     import importlib
     import os
 
@@ -162,6 +175,9 @@ def assert_keras_pristine(*, section: str | None = None) -> None:
             code = getattr(fn, "__code__", None)
             if code is None or not os.path.abspath(code.co_filename).startswith(root):
                 changed.append(f"keras.{public.__name__}.{name}")
+    for model in models:
+        changed += [f"{type(model).__name__}.{name} (on the model object)" for name in _MODEL_METHODS
+                    if name in vars(model)]
     if changed:
         raise GradingFailure(
             f"The grading environment was modified: {', '.join(sorted(set(changed)))} no longer come from Keras. "
