@@ -36,12 +36,41 @@ def test_build_classifier_is_seeded_and_mixed_precision_scales_the_loss():
 def test_fit_speed_reports_reads_per_step_and_steps_per_execution_lowers_them():
     x, y = keras_fit.make_data(8 * 16)
     one = keras_fit.fit_speed(keras_fit.compile_classifier(keras_fit.build_classifier()), x, y, batch=16, epochs=2)
-    eight = keras_fit.fit_speed(keras_fit.compile_classifier(keras_fit.build_classifier(), steps_per_execution=8),
+    four = keras_fit.fit_speed(keras_fit.compile_classifier(keras_fit.build_classifier(), steps_per_execution=4),
                                 x, y, batch=16, epochs=2)
     assert one["steps"] == 8 and one["samples_per_s"] > 0
-    assert one["host_reads_per_step"] >= 3 > eight["host_reads_per_step"]   # loss, accuracy, has_value per call
+    assert one["host_reads_per_step"] >= 3 > four["host_reads_per_step"]   # loss, accuracy, has_value per call
     with pytest.raises(ValueError):
         keras_fit.fit_speed(None, x, y, batch=16, epochs=1)
+    with pytest.raises(ValueError, match="fewer than two calls"):   # 8 steps: one call of 8 steps per epoch
+        keras_fit.fit_speed(keras_fit.compile_classifier(keras_fit.build_classifier(), steps_per_execution=8),
+                            x, y, batch=16, epochs=2)
+
+
+def test_step_clock_times_between_the_first_and_last_call_of_each_epoch():
+    x, y = keras_fit.make_data(32 * 12)
+    clock = keras_fit.StepClock()
+    model = keras_fit.compile_classifier(keras_fit.build_classifier(), steps_per_execution=4)
+    model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[clock])
+    assert len(clock.step_seconds) == 3 and all(s > 0 for s in clock.step_seconds)
+    one_call = keras_fit.StepClock()
+    model.fit(x[:32 * 4], y[:32 * 4], batch_size=32, epochs=1, verbose=0, callbacks=[one_call])
+    assert one_call.step_seconds == []                       # one call per epoch: nothing between calls
+
+
+def test_compare_fit_speeds_interleaves_models_with_their_own_callbacks():
+    x, y = keras_fit.make_data(16 * 8)
+    recorder = keras_fit.LossRecorder()
+    models = {"a": keras_fit.compile_classifier(keras_fit.build_classifier()),
+              "b": keras_fit.compile_classifier(keras_fit.build_classifier(), steps_per_execution=4)}
+    speeds = keras_fit.compare_fit_speeds(models, x, y, batch=16, rounds=2, callbacks={"b": [recorder]})
+    assert set(speeds) == {"a", "b"} and all(r["ms_per_step"] > 0 and r["steps"] == 8 for r in speeds.values())
+    assert speeds["a"]["host_reads_per_step"] > speeds["b"]["host_reads_per_step"]
+    assert len(recorder.losses) == 4 * 2                     # warm-up, 2 rounds, host-read epoch: 2 calls each
+    epochs = keras_fit.compare_fit_speeds({"a": models["a"]}, x, y, batch=16, rounds=1, clock="epoch")
+    assert epochs["a"]["samples_per_s"] > 0
+    with pytest.raises(ValueError):
+        keras_fit.compare_fit_speeds(models, x, y, batch=16, clock="wall")
 
 
 def test_loss_recorder_sees_every_call_of_train_function():
@@ -93,9 +122,10 @@ def test_prediction_ways_agree_and_count_runs():
 
 
 def test_callback_costs_and_execution_modes_records():
-    costs = keras_fit.callback_costs(batch=16, steps=4, epochs=2)
+    costs = keras_fit.callback_costs(batch=16, steps=4, rounds=1)
     assert [r["callbacks"].split()[0] for r in costs] == ["none", "LossRecorder"]
-    modes = keras_fit.execution_modes(keras_fit.EXECUTION_MODES[:2], steps=4, epochs=2)
+    assert all(r["ms_per_step"] > 0 and r["host_reads_per_step"] >= 3 for r in costs)
+    modes = keras_fit.execution_modes(keras_fit.EXECUTION_MODES[:2], steps=4, rounds=1)
     assert [r["mode"] for r in modes] == list(keras_fit.EXECUTION_MODES[:2]) and all(r["ms_per_step"] > 0 for r in modes)
 
 

@@ -1,10 +1,12 @@
 """Chapter 3 experiments: what Keras' ``fit``, ``predict`` and custom training steps cost.
 
 Every experiment trains or runs a small Keras classifier (:func:`build_classifier`) on a
-synthetic, seeded classification problem (:func:`make_data`). Speed is measured per
-epoch with :class:`EpochClock` (a callback reading :func:`tfperf.timing.now`), so the
-per-call set-up of ``fit`` (its data pipeline, its callbacks) stays out of the numbers
-and the first epoch, which traces the train function, is left out.
+synthetic, seeded classification problem (:func:`make_data`). Speed is measured inside
+``fit`` by callbacks reading :func:`tfperf.timing.now`: :class:`StepClock` times the steady
+state between the ends of an epoch's first and last ``train_function`` calls, so the
+set-up of ``fit`` and of each epoch (a new iterator over the data) stays out of the
+numbers; the first epoch, which traces the train function, is left out.
+:func:`compare_fit_speeds` interleaves several models round by round.
 
 What the Keras source says, and these experiments show (Keras 3, TensorFlow backend,
 ``keras/src/backend/tensorflow/trainer.py`` and ``keras/src/callbacks/callback_list.py``):
@@ -91,7 +93,11 @@ def compile_classifier(model, *, output: str | None = "softmax", learning_rate: 
 
 
 class EpochClock(keras.callbacks.Callback):
-    """Records the seconds of every epoch, from ``on_epoch_begin`` to ``on_epoch_end``."""
+    """Records the seconds of every epoch, from ``on_epoch_begin`` to ``on_epoch_end``.
+
+    An epoch's time includes its set-up (``fit`` makes a new iterator over the data for
+    every epoch); it uses only epoch hooks, so it adds nothing between steps.
+    """
 
     def __init__(self):
         super().__init__()
@@ -105,6 +111,32 @@ class EpochClock(keras.callbacks.Callback):
         self.seconds.append(timing.now() - self._start)
 
 
+class StepClock(keras.callbacks.Callback):
+    """Seconds per step in the steady state, one value per epoch.
+
+    Measured from the end of an epoch's first ``train_function`` call to the end of its
+    last (``on_train_batch_end`` receives the index of a call's last batch), so the
+    epoch's set-up and its first call are left out. An epoch needs at least two calls
+    (``steps >= 2 * steps_per_execution``) to give a value.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.step_seconds: list[float] = []
+        self._marks: list[tuple[int, float]] = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._marks = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._marks.append((batch, timing.now()))
+
+    def on_epoch_end(self, epoch, logs=None):
+        if len(self._marks) >= 2:
+            (first, start), (last, end) = self._marks[0], self._marks[-1]
+            self.step_seconds.append((end - start) / (last - first))
+
+
 class LossRecorder(keras.callbacks.Callback):
     """Keeps ``logs["loss"]`` of every ``on_train_batch_end`` call (it overrides the batch hook)."""
 
@@ -116,22 +148,71 @@ class LossRecorder(keras.callbacks.Callback):
         self.losses.append((batch, logs["loss"]))
 
 
-def fit_speed(model, x, y, *, batch: int, epochs: int = 3, callbacks: Sequence[Any] = ()) -> dict:
-    """Train ``epochs`` epochs with ``fit``; return the speed of the epochs after the first.
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(values))
 
-    Returns ``samples_per_s`` and ``ms_per_step`` (median over epochs 2..), and
-    ``host_reads_per_step``, counted with :mod:`tfperf.host_syncs` over one more epoch.
+
+def _check_steps(model, steps: int) -> None:
+    if steps < 2 * model.steps_per_execution:
+        raise ValueError(f"{steps} steps per epoch give fewer than two calls of train_function with "
+                         f"steps_per_execution={model.steps_per_execution}: nothing to time between them")
+
+
+def host_reads_per_step(model, x, y, *, batch: int, callbacks: Sequence[Any] = ()) -> float:
+    """Host reads per step of one more epoch of ``fit``, counted with :mod:`tfperf.host_syncs`."""
+    with host_syncs.counting() as syncs:
+        model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=list(callbacks))
+    return syncs.count / -(-len(x) // batch)
+
+
+def fit_speed(model, x, y, *, batch: int, epochs: int = 3, callbacks: Sequence[Any] = ()) -> dict:
+    """Train ``epochs`` epochs with ``fit``; return the steady-state speed of the epochs after the first.
+
+    Returns ``samples_per_s`` and ``ms_per_step`` (median over epochs 2.., timed by
+    :class:`StepClock`), ``host_reads_per_step`` (one more epoch, counted) and ``steps``.
     """
     if epochs < 2:
         raise ValueError("epochs must be at least 2: the first one traces and is left out")
-    clock = EpochClock()
-    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0, callbacks=[clock, *callbacks])
-    seconds = sorted(clock.seconds[1:])[(len(clock.seconds) - 1) // 2]
     steps = -(-len(x) // batch)
-    with host_syncs.counting() as syncs:
-        model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=list(callbacks))
-    return {"samples_per_s": len(x) / seconds, "ms_per_step": seconds / steps * 1e3,
-            "host_reads_per_step": syncs.count / steps, "steps": steps}
+    _check_steps(model, steps)
+    clock = StepClock()
+    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0, callbacks=[clock, *callbacks])
+    seconds = _median(clock.step_seconds[1:])
+    return {"samples_per_s": batch / seconds, "ms_per_step": seconds * 1e3,
+            "host_reads_per_step": host_reads_per_step(model, x, y, batch=batch, callbacks=callbacks), "steps": steps}
+
+
+def compare_fit_speeds(models: dict[str, Any], x, y, *, batch: int, rounds: int = 3, clock: str = "step",
+                       callbacks: dict[str, Sequence[Any]] | None = None) -> dict[str, dict]:
+    """The speed of ``fit`` for several models, measured in interleaved rounds (the fair way on a busy machine).
+
+    Every model first trains one epoch (it traces); then, ``rounds`` times, each model in
+    turn trains one epoch. ``clock="step"`` times the steady state (:class:`StepClock`);
+    ``clock="epoch"`` times whole epochs (:class:`EpochClock`, which adds no batch hook).
+    ``callbacks`` maps a model's name to callbacks of its own. Returns, per name,
+    ``samples_per_s``, ``ms_per_step`` (medians over the rounds) and ``host_reads_per_step``.
+    """
+    if clock not in ("step", "epoch"):
+        raise ValueError(f"clock must be 'step' or 'epoch', not {clock!r}")
+    callbacks = callbacks or {}
+    steps = -(-len(x) // batch)
+    seconds: dict[str, list[float]] = {}
+    for name, model in models.items():
+        if clock == "step":
+            _check_steps(model, steps)
+        model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=list(callbacks.get(name, ())))
+        seconds[name] = []
+    for _ in range(rounds):
+        for name, model in models.items():
+            timer = StepClock() if clock == "step" else EpochClock()
+            model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0,
+                      callbacks=[timer, *callbacks.get(name, ())])
+            seconds[name] += timer.step_seconds if clock == "step" else [timer.seconds[0] / steps]
+    return {name: {"samples_per_s": batch / _median(s), "ms_per_step": _median(s) * 1e3,
+                   "host_reads_per_step": host_reads_per_step(models[name], x, y, batch=batch,
+                                                              callbacks=callbacks.get(name, ())),
+                   "steps": steps}
+            for name, s in seconds.items()}
 
 
 def fit_throughput(batches: Sequence[int] = (32,), steps_per_execution: Sequence[int] = (1, 4, 16, 64), *,
@@ -181,32 +262,33 @@ def plot_fit_throughput(fig, runs) -> None:
             ax.legend(fontsize=8)
 
 
-def callback_costs(*, batch: int = 32, steps: int = 64, epochs: int = 3) -> list[dict]:
+def callback_costs(*, batch: int = 32, steps: int = 64, rounds: int = 3) -> list[dict]:
     """``fit`` with no callback of ours vs with one that overrides ``on_train_batch_end``.
 
-    Records: ``callbacks``, ``samples_per_s``, ``ms_per_step``, ``host_reads_per_step``.
+    Whole epochs are timed (:class:`EpochClock` uses epoch hooks only), in interleaved
+    rounds. Records: ``callbacks``, ``samples_per_s``, ``ms_per_step``, ``host_reads_per_step``.
     """
     x, y = make_data(batch * steps)
-    records = []
-    for name, callbacks in (("none", []), ("LossRecorder (overrides on_train_batch_end)", [LossRecorder()])):
-        model = compile_classifier(build_classifier())
-        records.append({"callbacks": name, **fit_speed(model, x, y, batch=batch, epochs=epochs,
-                                                       callbacks=callbacks)})
-    return records
+    names = ("none", "LossRecorder (overrides on_train_batch_end)")
+    models = {name: compile_classifier(build_classifier()) for name in names}
+    speeds = compare_fit_speeds(models, x, y, batch=batch, rounds=rounds, clock="epoch",
+                                callbacks={names[1]: [LossRecorder()]})
+    return [{"callbacks": name, **speeds[name]} for name in names]
 
 
 def execution_modes(modes: Sequence[str] = EXECUTION_MODES, *, width: int = 32, batch: int = 32, steps: int = 32,
-                    epochs: int = 3) -> list[dict]:
-    """``fit`` speed with ``run_eagerly=True``, compiled, and compiled with XLA. Records per mode."""
+                    rounds: int = 3) -> list[dict]:
+    """``fit`` speed with ``run_eagerly=True``, compiled, and compiled with XLA, in interleaved rounds.
+
+    Records: ``mode``, ``width``, ``samples_per_s``, ``ms_per_step``, ``host_reads_per_step``.
+    """
     x, y = make_data(batch * steps)
     options = {EXECUTION_MODES[0]: {"run_eagerly": True}, EXECUTION_MODES[1]: {"jit_compile": False},
                EXECUTION_MODES[2]: {"jit_compile": True}}
-    records = []
-    for mode in modes:
-        model = compile_classifier(build_classifier(width=width), **options[mode])
-        with logs.captured_stderr():
-            records.append({"mode": mode, "width": width, **fit_speed(model, x, y, batch=batch, epochs=epochs)})
-    return records
+    models = {mode: compile_classifier(build_classifier(width=width), **options[mode]) for mode in modes}
+    with logs.captured_stderr():  # XLA's start-up notices
+        speeds = compare_fit_speeds(models, x, y, batch=batch, rounds=rounds)
+    return [{"mode": mode, "width": width, **speeds[mode]} for mode in modes]
 
 
 def counting_layer(name: str = "count_runs"):
