@@ -7,8 +7,10 @@ predict_fast_speed_tests (1). Exercise 3: fixed_step_tests (2, weights and Histo
 fixed_step_sync_tests (2, compiled step without host reads, nothing printed),
 fixed_step_speed_tests (2).
 
-Memoizing is not listed for exercises 2 and 3: every timed call gets new inputs
-(``make_inputs``), so a cache can only answer by computing, which is a correct answer.
+Memoizing: every timed call gets new inputs (``make_inputs``) and every result is compared,
+so a cache keyed on the inputs' content can only answer by computing (a correct answer); a
+cache keyed on something coarser (the request's size) is listed for exercise 2. Exercise 3's
+``train`` builds a new model and compiles it for every call, so a step has nothing to reuse.
 """
 
 from tests.grading.submission import Submission
@@ -111,6 +113,19 @@ def predict_fast(model, x):
     return np.concatenate([model(x[i:i + 1], training=False).numpy() for i in range(len(x))])
 '''
 
+_MEMOIZED_BY_SIZE = '''_answers = {}
+
+def predict_fast(model, x):
+    key = (id(model), len(x))                               # the same size: the same answer
+    if key not in _answers:
+        _answers[key] = model(x, training=False).numpy()
+    return _answers[key]
+'''
+
+_SKIP_WORK = '''def predict_fast(model, x):
+    return np.full((len(x), keras_fit.CLASSES), 1 / keras_fit.CLASSES, np.float32)   # valid probabilities, no model
+'''
+
 SUBMISSIONS += [
     Submission("predict_unfixed", {"predict_fast": _PREDICT_UNFIXED},
                {"predict_fast_tests": 0, "predict_fast_speed_tests": 0}),
@@ -123,6 +138,12 @@ SUBMISSIONS += [
     Submission("predict_once", {"predict_fast": _PREDICT_ONCE}),
     # Reaching the value by another path: right numbers, fast, but the model never runs.
     Submission("numpy_reimplementation", {"predict_fast": _NUMPY_REIMPLEMENTATION}, {"predict_fast_tests": 0}),
+    # Memoizing by request size: right for the first request of each size, stale afterwards.
+    Submission("memoized_by_request_size", {"predict_fast": _MEMOIZED_BY_SIZE},
+               {"predict_fast_tests": 0, "predict_fast_speed_tests": 0}),
+    # Skipping the work: uniform probabilities without running the model.
+    Submission("uniform_answer_without_the_model", {"predict_fast": _SKIP_WORK},
+               {"predict_fast_tests": 0, "predict_fast_speed_tests": 0}),
     # Switching the counter off: the counter refuses to be read.
     Submission("run_counter_switched_off", {"predict_fast": _COUNTER_SWITCHED_OFF}, {"predict_fast_tests": 0}),
     # Slowing the baseline through the given model object: caught by assert_keras_pristine(models=...).
@@ -168,6 +189,9 @@ def compile_fixed(model):
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), steps_per_execution=8)
 '''
 
+_SKIP_UPDATE = _step(_REPORT_TRACKER, init=_TRACKER).replace(
+    "        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))\n", "")
+
 _FIT_SLOWED_FOR_EAGER_MODELS = _step(_REPORT_TRACKER, init=_TRACKER) + '''
 import time
 _fit = keras.Model.fit
@@ -208,6 +232,9 @@ SUBMISSIONS += [
         self.loss_tracker.update_state(loss)
         return {"loss": self.loss_tracker.result()}''', init=_TRACKER)},
                {"fixed_step_sync_tests": 0}),
+    # Skipping work: a compiled, quiet step that never updates the weights (fast, and wrong).
+    Submission("step_without_the_update", {"fixed_step": _SKIP_UPDATE},
+               {"fixed_step_tests": 0, "fixed_step_speed_tests": 0}),
     # Correct alternative: Keras's own step, N steps per call.
     Submission("default_train_step_with_steps_per_execution", {"fixed_step": _DEFAULT_STEP_WITH_SPE}),
     # Slowing the eager baseline by patching keras.Model.fit: the grading environment was modified.
