@@ -113,9 +113,13 @@ def test_a_builtin_shadowed_before_the_given_cell_is_noticed():
         _check()
 
 
+def _unregistered(x):
+    return x
+
+
 def test_speed_checks_take_baselines_only_from_given_code():
     with pytest.raises(ValueError, match="no locked cell registered"):
-        grading.assert_speedup(lambda x: x, lambda x: x, exercise="01_tensors.keep_data_on_device",
+        grading.assert_speedup(lambda x: x, _unregistered, exercise="01_tensors.keep_data_on_device",
                                make_inputs=lambda: (np.random.default_rng().random(3),), target=1.0)
 
 
@@ -169,3 +173,13 @@ def test_course_modules_are_loaded_and_guarded_before_a_notebook_imports_them():
             _check()
     finally:
         vars(gpu_sync)["train_step"] = original
+
+
+def test_a_given_class_is_guarded_like_a_function():
+    namespace = {"tf": tf}
+    exec("class Given:\n    def step(self):\n        return helper()\n\ndef helper():\n    return 1\n", namespace)
+    guard.given(namespace["Given"])
+    _check()
+    namespace["Given"].step = lambda self: 2             # a method replaced
+    with pytest.raises(GradingFailure, match="Given .its code was replaced"):
+        _check()

@@ -229,6 +229,10 @@ def given(*functions: Callable[..., Any]) -> None:
         code = getattr(python_fn, "__code__", None)
         namespace = getattr(python_fn, "__globals__", {})
         name = getattr(python_fn, "__name__", repr(fn))
+        if isinstance(fn, type):  # a class: its methods' globals and the names they read
+            methods = [m for m in vars(fn).values() if isinstance(m, types.FunctionType)]
+            namespace = methods[0].__globals__ if methods else vars(sys.modules.get(fn.__module__, types))
+            code = types.SimpleNamespace(methods=[m.__code__ for m in methods])
         known = _snapshot.given.get(name)
         if known is not None:
             if known.fn is not fn:
@@ -254,6 +258,8 @@ def _global_names(code: Any) -> set[str]:
     """The global names a code object (and the functions nested in it) reads."""
     if code is None:
         return set()
+    if isinstance(code, types.SimpleNamespace):  # a class's methods
+        return set().union(*(_global_names(c) for c in code.methods))
     names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -279,7 +285,13 @@ def _differences(snapshot: _Snapshot) -> list[str]:
             found.append(f"{g.name} (defined by a given cell, then redefined)")
             continue
         python_fn = getattr(g.fn, "python_function", g.fn)
-        if getattr(python_fn, "__code__", None) is not g.code or getattr(python_fn, "__defaults__", None) != g.defaults:
+        if isinstance(g.code, types.SimpleNamespace):  # a class: its methods' code
+            now = [m.__code__ for m in vars(g.fn).values() if isinstance(m, types.FunctionType)]
+            replaced = len(now) != len(g.code.methods) or any(a is not b for a, b in zip(now, g.code.methods))
+        else:
+            replaced = (getattr(python_fn, "__code__", None) is not g.code
+                        or getattr(python_fn, "__defaults__", None) != g.defaults)
+        if replaced:
             found.append(f"{g.name} (its code was replaced)")
         for n, value in g.names.items():
             if g.namespace.get(n, None) is not value:
