@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import copy
 import random
 import statistics
 import time
@@ -175,12 +174,24 @@ class FreshComparison(Comparison):
     witnesses: tuple[Witness, ...] = ()
 
 
+def _copy_arrays(value: Any) -> Any:
+    """``value`` with its NumPy arrays copied (the call under test could change them in place);
+    tensors are immutable, and other objects (models, callables) are kept as they are."""
+    if isinstance(value, tuple):
+        return tuple(_copy_arrays(v) for v in value)
+    if isinstance(value, list):
+        return [_copy_arrays(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copy_arrays(v) for k, v in value.items()}
+    return value.copy() if type(value).__module__ == "numpy" and hasattr(value, "copy") else value
+
+
 def _fresh_sample(fn: Callable[..., Any], make_inputs: Callable[[], Any], calls: int, sync: Callable[[], None],
                   keep: bool) -> tuple[float, Witness | None]:
     """Seconds per call over ``calls`` calls, each on new inputs made before the clock starts."""
     args = [tuple(make_inputs()) for _ in range(calls)]
     k = _pick.randrange(calls) if keep else -1
-    kept = copy.deepcopy(args[k]) if keep else None
+    kept = _copy_arrays(args[k]) if keep else None
     result = None
     sync()
     start = _clock()

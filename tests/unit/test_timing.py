@@ -87,3 +87,21 @@ def test_describe_says_slower_below_one():
     assert "x as fast, i.e." in slow.describe() and "slower" in slow.describe()
     fast = timing.compare(sleeper(0.002), sleeper(0.006), pairs=3, min_time=0.02, sync=no_sync)
     assert "x faster" in fast.describe()
+
+
+def test_compare_fresh_keeps_a_copy_of_the_arrays_a_call_could_change():
+    import numpy as np
+
+    class Model:  # an object that cannot be copied, like a Keras model
+        def __deepcopy__(self, memo):
+            raise TypeError("no copies")
+
+    model = Model()
+
+    def scribbles(m, x):
+        total = float(x.sum())
+        x[:] = 0.0                                       # changes its input in place
+        return total
+
+    c = timing.compare_fresh(scribbles, scribbles, lambda: (model, np.ones(4)), pairs=2, min_time=0.001)
+    assert all(w.args[0] is model and w.args[1].sum() == 4.0 and w.result == 4.0 for w in c.witnesses)
