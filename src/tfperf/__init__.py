@@ -8,12 +8,14 @@ checks it):
 - ``device``: what we run on, GPU memory growth, a health check, device sync.
 - ``host_syncs``: count host reads of tensor values (the sync points) in a block.
 - ``traces``: count the traces of every ``tf.function`` in a block.
+- ``dataset_graph``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
 - ``plots``: matplotlib helpers shared by the chapters.
 - ``workspace``: the learner's own copies of the notebooks.
 - ``authoring``: normalized notebooks and student versions in sync (for contributors).
 - ``timing``: the only module that reads a clock.
 - ``targets``: throughput targets per exercise and device class.
 - ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
+- ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
 - ``widgets``: one reusable experiment panel.
 - ``experiments``: one module of timing experiments per chapter.
 - ``grading``: the checks that the nbgrader tests call (a package, one module per kind).
