@@ -6,8 +6,10 @@ checks it):
 - ``logs``: keep TensorFlow's log noise and warnings out of graded cells.
 - ``sizes``: the one switch between learner-scale and CI-scale experiments; sweep ladders.
 - ``device``: what we run on, GPU memory growth, a health check, device sync.
+- ``instrument``: patch TensorFlow functions while counting, and notice when a patch is undone.
 - ``host_syncs``: count host reads of tensor values (the sync points) in a block.
 - ``traces``: count the traces of every ``tf.function`` in a block.
+- ``op_counts``: count the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
 - ``dataset_graph``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
 - ``plots``: matplotlib helpers shared by the chapters.
 - ``workspace``: the learner's own copies of the notebooks.

@@ -59,7 +59,7 @@ def test_feed_strategies_agree_and_count_uploads():
     results = [gpu_sync.feed_loop_for(s, w0, x, y, 8)().numpy() for s in gpu_sync.FEED_STRATEGIES]
     assert all(np.allclose(r, results[0], rtol=1e-5, atol=1e-6) for r in results)
     records = gpu_sync.feed_costs(4, batch=8, features=4, repeats=1, min_time=0.001)
-    assert [r["uploads"] for r in records] == [8, 2, 2]
+    assert [r["uploads"] for r in records] == [8, 2, 10]  # tf.data copies every batch, ahead of time
 
 
 def test_dispatch_vs_work_returns_both_times():

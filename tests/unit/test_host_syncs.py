@@ -107,5 +107,63 @@ def test_counts_numpy_uploads_separately():
         for _ in data:
             pass
         tf.constant(1.0) + 1.0             # Python numbers: not counted
-    assert syncs.uploads == 6
+    assert syncs.uploads == 8              # + 2 batches delivered by the tf.data iterator
     assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
+
+
+def test_reads_through_numpy_functions_and_private_methods_count():
+    t = tf.constant([1.0, 2.0, 3.0])
+    with host_syncs.counting() as syncs:
+        np.mean(t)
+        np.add(t, 1.0)
+        np.sum(t)
+        t._numpy_internal()
+        np.concatenate([t, t])
+    assert syncs.count == 5, syncs.kinds
+    assert np.mean(t) == 2.0 and not hasattr(type(t), "__array_function__")  # restored
+
+
+def test_host_functions_inside_a_graph_count_as_reads():
+    @tf.function
+    def f(x):
+        return tf.numpy_function(lambda a: a * 2.0, [x], tf.float32)
+
+    f(tf.constant([1.0]))
+    with host_syncs.counting() as syncs:
+        for _ in range(4):
+            f(tf.constant([1.0]))
+    assert syncs.count == 4 and syncs.kinds[host_syncs.KINDS["host_function"]] == 4
+
+
+def test_lists_generators_and_datasets_count_as_uploads():
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+
+    def gen():
+        yield from np.ones((3, 2), np.float32)
+
+    data = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([2], tf.float32))
+    cached = tf.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32)).cache()
+    ahead = cached.apply(tf.data.experimental.prefetch_to_device("/CPU:0"))
+    with host_syncs.counting() as syncs:
+        tf.constant(rows)                  # 1
+        for _ in range(2):                 # 2 epochs of 3 generated elements: 6 deliveries
+            for _ in data:
+                pass
+        for _ in range(2):                 # a cache in host memory still delivers every epoch: 8
+            for _ in cached:
+                pass
+        for _ in ahead:                    # copied ahead of time, but copied: 4
+            pass
+    assert syncs.uploads == 1 + 6 + 8 + 4, syncs.upload_kinds
+    assert syncs.upload_kinds["a tf.data iterator, copied ahead by prefetch_to_device"] == 4
+    assert syncs.count == 0, syncs.kinds          # tf.data's own generator calls are not reads
+
+
+def test_a_block_knows_when_its_wrappers_were_removed():
+    with host_syncs.counting():
+        assert host_syncs.tampered() == []
+        original = ops._EagerTensorBase._numpy.__closure__  # our wrapper
+        assert original
+        ops._EagerTensorBase._numpy = lambda self: 0.0    # learner code switching the counter off
+        assert host_syncs.tampered() == ["_EagerTensorBase._numpy"]
+    assert tf.constant(2.0).numpy() == 2.0                # the original is back

@@ -318,10 +318,7 @@ def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
 
     def pipeline():
         data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-        if where.startswith("/GPU"):
-            data = data.apply(tf.data.experimental.prefetch_to_device(where))
-        else:
-            data = data.prefetch(tf.data.AUTOTUNE)
+        data = data.apply(tf.data.experimental.prefetch_to_device(where))
         w = tf.Variable(w0)
         for xb, yb in data:
             train_step(w, xb, yb)
