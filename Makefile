@@ -13,7 +13,7 @@ export PATH := $(BIN):$(PATH)
 export TF_CPP_MIN_LOG_LEVEL ?= 3
 PYTEST_ARGS ?=
 
-.PHONY: help venv lab test test-fast student check-student normalize calibrate doctor lock clean
+.PHONY: help venv lab test test-fast student check-student normalize lint calibrate doctor lock clean
 
 help:
 	@echo "make lab            set up, then open the course in JupyterLab (your copies: my-work/)"
@@ -22,6 +22,7 @@ help:
 	@echo "make student        regenerate notebooks/ from solutions/ with nbgrader"
 	@echo "make check-student  check that notebooks/ is what nbgrader generates"
 	@echo "make normalize      strip outputs and normalize every notebook in git"
+	@echo "make lint           the notebook rules (tfperf.nblint); ruff too, if it is installed"
 	@echo "make calibrate      measure throughput targets on this machine (autograde/targets.toml)"
 	@echo "make doctor         report the device TensorFlow sees and what is wrong with it"
 
@@ -47,6 +48,10 @@ check-student: venv
 
 normalize: venv
 	$(BIN)/python -m tfperf.authoring normalize
+
+lint: venv
+	$(BIN)/python -m tfperf.authoring lint
+	@if command -v ruff >/dev/null 2>&1; then ruff check . ; else echo "ruff not installed: skipped (pip install pre-commit && pre-commit install)"; fi
 
 calibrate: venv
 	$(BIN)/python -m tfperf calibrate --out autograde/targets.toml

@@ -1,29 +1,39 @@
 """Helper library of the course "TensorFlow performance on the GPU, learned by measuring it".
 
-Modules, bottom to top (each imports only those listed before it; tests/unit/test_layers.py
-checks it):
+Modules, bottom to top: each imports only those listed before it (tests/unit/test_layers.py
+checks it). This is the one list of the library's layers; docs/contributing.md points here.
 
-- ``logs``: keep TensorFlow's log noise and warnings out of graded cells.
-- ``sizes``: the one switch between learner-scale and CI-scale experiments; sweep ladders.
-- ``device``: what we run on, GPU memory growth, a health check, device sync.
-- ``instrument``: patch TensorFlow functions while counting, and notice when a patch is undone.
-- ``host_syncs``: count host reads of tensor values (the sync points) in a block.
-- ``traces``: count the traces of every ``tf.function`` in a block.
-- ``op_counts``: count the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
-- ``dataset_graph``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
-- ``plots``: matplotlib helpers shared by the chapters.
-- ``workspace``: the learner's own copies of the notebooks.
-- ``authoring``: normalized notebooks and student versions in sync (for contributors).
-- ``timing``: the only module that reads a clock.
-- ``targets``: throughput targets per exercise and device class.
+- ``checkout``: ``course_root()``, the folder of the course's checkout.
+- ``source``: ``show(fn, ...)``: a library function's source, highlighted, next to what a notebook measures.
+- ``logs``: TensorFlow imported quietly; ``captured_stderr()`` (Python, file-descriptor level,
+  warnings, logging) keeps graded cells' stderr clean; the noise pattern nbgrader ignores.
+- ``sizes``: the ``TFPERF_SIZE`` switch (``full`` / ``ci``), ``pick(full=, ci=)``, sweep ladders.
+- ``device``: ``detect()``, ``device_class()``, ``compute_device()``, ``enable_memory_growth()``,
+  ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
+- ``instrument``: ``Patches``: patch TensorFlow functions while counting (install on first entry,
+  restore on last), and notice when a patch is undone.
+- ``host_syncs``: ``counting()``: host reads of tensor values (the sync points) and NumPy uploads in a block.
+- ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
+- ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
+- ``dataset_graph``: ``stages(ds)``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
+- ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines``,
+  ``plot_bars``, ``each_run``.
+- ``workspace``: the learner's own copies of the notebooks in ``my-work/`` (never overwritten).
+- ``timing``: the only module that reads a clock: ``measure()``, ``compare()`` (interleaved
+  pairs, median ratio and spread), ``stopwatch()``.
+- ``targets`` (+ ``targets.toml``): throughput targets per exercise and device class.
 - ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
 - ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
-- ``widgets``: one reusable experiment panel.
-- ``experiments``: one module of timing experiments per chapter.
-- ``grading``: the checks that the nbgrader tests call (a package, one module per kind).
-- ``course``: what a notebook's setup cell calls.
+- ``widgets``: ``ExperimentPanel``, the one reusable experiment panel.
+- ``experiments``: one module of timing experiments per chapter (records in, plots out).
+- ``grading``: the checks that the nbgrader tests call (a package, one module per kind);
+  every failure says what was measured, what was expected, and which section to reread.
+- ``course``: ``start()``, what a notebook's setup cell calls.
+- ``nblint``: named rules every notebook follows (for contributors).
+- ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
+Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.
 """
 

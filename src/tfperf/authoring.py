@@ -3,6 +3,7 @@
     python -m tfperf.authoring normalize [--check]   strip outputs, stable JSON and cell ids
     python -m tfperf.authoring release               notebooks/ <- nbgrader generate_assignment solutions/
     python -m tfperf.authoring check                 fail unless notebooks/ is what nbgrader generates
+    python -m tfperf.authoring lint                  the named rules of tfperf.nblint, on solutions/
 
 ``solutions/`` is the single source; ``notebooks/`` is generated and never edited by hand.
 """
@@ -22,18 +23,12 @@ from pathlib import Path
 
 import nbformat
 
+from tfperf import nblint
+from tfperf.checkout import course_root
+
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _KEEP_CELL_METADATA = ("nbgrader", "tags", "editable", "deletable")
 _KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
-
-
-def course_root(start: Path | None = None) -> Path:
-    """The checkout's top folder: the nearest parent holding ``autograde/nbgrader_config.py``."""
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / "autograde" / "nbgrader_config.py").is_file():
-            return folder
-    raise FileNotFoundError(f"No course checkout (autograde/nbgrader_config.py) above {start}.")
 
 
 def assignments(root: Path) -> list[str]:
@@ -141,6 +136,16 @@ def out_of_sync(root: Path) -> list[str]:
     return problems
 
 
+def solution_notebooks(root: Path) -> list[Path]:
+    return sorted((root / "solutions").glob("*/*.ipynb"))
+
+
+def lint(root: Path) -> list[nblint.Problem]:
+    """The problems :mod:`tfperf.nblint` finds in the notebooks of ``solutions/`` (paths relative to ``root``)."""
+    problems = nblint.lint(solution_notebooks(root))
+    return [nblint.Problem(p.rule, p.path.relative_to(root), p.cell, p.message) for p in problems]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf.authoring", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -149,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     norm.add_argument("--check", action="store_true", help="only list notebooks that are not normalized")
     sub.add_parser("release", help="regenerate notebooks/ from solutions/")
     sub.add_parser("check", help="fail unless notebooks/ is in sync with solutions/")
+    sub.add_parser("lint", help="check the named rules of tfperf.nblint on every notebook of solutions/")
     args = parser.parse_args(argv)
     root = course_root()
     if args.command == "normalize":
@@ -160,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         for path in release(root):
             print(f"generated: {path.relative_to(root)}")
         return 0
+    if args.command == "lint":
+        problems = lint(root)
+        for problem in problems:
+            print(problem)
+        print(f"{len(problems)} problem(s) in {len(solution_notebooks(root))} notebook(s).")
+        return 1 if problems else 0
     problems = out_of_sync(root)
     print("\n".join(problems) or "notebooks/ is in sync with solutions/.")
     return 1 if problems else 0

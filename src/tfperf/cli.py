@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tfperf import device, grading, logs, targets
+from tfperf import checkout, device, grading, logs, targets
 
 
 def doctor() -> int:
@@ -97,9 +97,9 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
 
 def workspace() -> int:
     """Give the learner their own copies of any notebooks they do not have yet."""
-    from tfperf import authoring, workspace as ws
+    from tfperf import workspace as ws
 
-    root = authoring.course_root()
+    root = checkout.course_root()
     copied, kept = ws.prepare(root)
     for path in copied:
         print(f"New: {path.relative_to(root)}")
@@ -114,12 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doctor", help="report the device TensorFlow sees and any set-up problem")
     sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
-    cal.add_argument("notebooks", nargs="*", type=Path, help="solution notebooks (default: solutions/*/*.ipynb)")
-    cal.add_argument("--out", type=Path, default=Path("autograde/targets.toml"))
+    cal.add_argument("notebooks", nargs="*", type=Path,
+                     help="solution notebooks (default: the checkout's solutions/*/*.ipynb)")
+    cal.add_argument("--out", type=Path, help="targets file to write (default: the checkout's autograde/targets.toml)")
     args = parser.parse_args(argv)
     if args.command == "doctor":
         return doctor()
     if args.command == "workspace":
         return workspace()
-    notebooks = args.notebooks or sorted(Path("solutions").glob("*/*.ipynb"))
-    return calibrate(notebooks, args.out)
+    if args.notebooks and args.out:
+        return calibrate(args.notebooks, args.out)
+    root = checkout.course_root()  # the defaults do not depend on the working directory
+    notebooks = args.notebooks or sorted((root / "solutions").glob("*/*.ipynb"))
+    return calibrate(notebooks, args.out or root / "autograde" / "targets.toml")

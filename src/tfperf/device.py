@@ -112,11 +112,16 @@ def enable_memory_growth() -> list[str]:
 def sync() -> None:
     """Wait until every device has finished the work queued so far.
 
-    GPU kernels run asynchronously: without this, a timer measures how fast work is
-    *queued*, not how fast it runs. On a CPU-only machine there is nothing to wait for.
+    Work can still be pending when an operation returns in two cases: kernels queued on
+    a GPU's stream (GPUs always run them asynchronously), and, on any device, operations
+    queued by asynchronous eager execution
+    (``tf.config.experimental.set_synchronous_execution(False)``). Without a sync, a timer
+    measures how fast work is *queued*, not how fast it runs.
+    ``tf.test.experimental.sync_devices()`` waits for both; it is called whenever either
+    can exist. An error raised by queued asynchronous work surfaces here.
     """
     tf = logs.tensorflow()
-    if tf.config.list_logical_devices("GPU"):
+    if tf.config.list_logical_devices("GPU") or not tf.config.experimental.get_synchronous_execution():
         tf.test.experimental.sync_devices()
 
 

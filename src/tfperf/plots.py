@@ -1,8 +1,14 @@
-"""Matplotlib helpers shared by the chapters: records in, a readable figure out."""
+"""Matplotlib helpers shared by the chapters: records in, a readable figure out.
+
+An experiment returns *records* (one dict per measurement); a :class:`Run` keeps the
+records of one run with its settings; a chapter's plot function ``draw(figure, runs)``
+draws any number of runs; :func:`show` makes the figure and shows it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -11,9 +17,28 @@ from matplotlib import ticker
 Record = dict[str, Any]
 
 LINESTYLES = ("-", "--", ":", "-.")
+FIGSIZE = (11.0, 4.0)
 
 
-def each_run(runs: Sequence[Any]) -> Iterator[tuple[Any, str, str]]:
+@dataclass
+class Run:
+    """One run of an experiment: a label, the settings used, and the records it returned."""
+
+    label: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    records: list[Record] = field(default_factory=list)
+
+
+def show(draw: Callable[[Any, Sequence[Run]], None], runs: Run | Sequence[Run], *,
+         figsize: tuple[float, float] = FIGSIZE) -> None:
+    """Draw ``runs`` (one :class:`Run` or several) with ``draw(figure, runs)`` on a new figure, and show it."""
+    runs = [runs] if isinstance(runs, Run) else list(runs)
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    draw(fig, runs)
+    plt.show()
+
+
+def each_run(runs: Sequence[Run]) -> Iterator[tuple[Run, str, str]]:
     """``(run, label prefix, line style)`` for each run of an experiment panel.
 
     Runs are told apart by line style, and by a label prefix once there are several.

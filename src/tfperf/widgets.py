@@ -1,5 +1,7 @@
 """One reusable experiment panel: controls -> Run -> progress bar -> plot of every run so far.
 
+Each run is a :class:`tfperf.plots.Run`; the figure is drawn by :func:`tfperf.plots.show`.
+
 The panel only wires widgets to two plain functions that the notebook passes in:
 ``experiment(**settings, progress=...) -> records`` and ``plot(figure, runs)``. It never
 imports an experiment itself.
@@ -9,21 +11,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 from IPython.display import clear_output, display
 
-
-@dataclass
-class Run:
-    """One click of Run: the settings used and the records the experiment returned."""
-
-    label: str
-    settings: dict[str, Any]
-    records: list[dict] = field(default_factory=list)
+from tfperf import plots
+from tfperf.plots import Run  # also importable from here, as before
 
 
 def _describe(value: Any) -> str:
@@ -42,7 +36,8 @@ class ExperimentPanel:
     """
 
     def __init__(self, experiment: Callable[..., list[dict]], controls: dict[str, widgets.Widget],
-                 plot: Callable[[Any, list[Run]], None], *, title: str = "", figsize: tuple[float, float] = (11, 4)):
+                 plot: Callable[[Any, list[Run]], None], *, title: str = "",
+                 figsize: tuple[float, float] = plots.FIGSIZE):
         self.experiment = experiment
         self.controls = controls
         self.plot = plot
@@ -106,9 +101,7 @@ class ExperimentPanel:
     def redraw(self) -> None:
         with self.output:
             clear_output(wait=True)
-            fig = plt.figure(figsize=self.figsize, layout="constrained")
-            self.plot(fig, self.runs)
-            plt.show()
+            plots.show(self.plot, self.runs, figsize=self.figsize)
 
     def _ipython_display_(self) -> None:
         display(self.widget)

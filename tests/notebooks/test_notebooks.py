@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -37,6 +35,15 @@ def test_every_notebook_opens_the_same_way(assignment):
         assert "course.start()" in setup.source
 
 
+#: Cells tagged with a key must print its text when they run: a demonstration that claims
+#: to show something must really show it (e.g. TensorFlow warns at most twice per function).
+EXPECTED_OUTPUT = {"expect-retracing-warning": "triggered tf.function retracing"}
+
+
+def cell_output_text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", assignments())
 def test_solution_executes_top_to_bottom_at_ci_size(assignment, monkeypatch):
@@ -51,3 +58,6 @@ def test_solution_executes_top_to_bottom_at_ci_size(assignment, monkeypatch):
             stderr = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
             # nbgrader would score a graded cell that writes to stderr as 0.
             assert not (grade and stderr), f"{cell.id} wrote to stderr: {stderr}"
+            for tag in cell.metadata.get("tags", []):
+                if tag in EXPECTED_OUTPUT:
+                    assert EXPECTED_OUTPUT[tag] in cell_output_text(cell), f"{cell.id} ({tag}) did not show it"

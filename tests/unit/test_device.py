@@ -59,7 +59,40 @@ def test_sync_waits_for_gpus_only_when_there_are_some(fake_gpus, monkeypatch):
     assert fake_gpus.synced == 1
     monkeypatch.setattr(tf.config, "list_logical_devices", lambda kind=None: [])
     device.sync()
+    assert fake_gpus.synced == 1  # a CPU in the default (synchronous) mode: nothing queued
+
+
+def test_sync_waits_for_asynchronous_eager_work_without_a_gpu(fake_gpus, monkeypatch):
+    monkeypatch.setattr(tf.config, "list_logical_devices", lambda kind=None: [])
+    monkeypatch.setattr(tf.config.experimental, "get_synchronous_execution", lambda: False)
+    device.sync()
     assert fake_gpus.synced == 1
+
+
+@pytest.fixture
+def asynchronous_eager():
+    tf.config.experimental.set_synchronous_execution(False)
+    try:
+        yield
+    finally:
+        tf.config.experimental.set_synchronous_execution(True)
+
+
+def test_sync_really_waits_for_queued_work_on_this_cpu(asynchronous_eager):
+    # In asynchronous mode an operation returns before it has run: device.sync() must wait for it.
+    import time
+
+    done = []
+
+    def slow(x):
+        time.sleep(0.3)
+        done.append(True)
+        return x
+
+    tf.py_function(slow, [tf.constant(1.0)], tf.float32)
+    assert done == []  # queued, not run yet
+    device.sync()
+    assert done == [True]
 
 
 def test_health_check_when_a_gpu_is_expected_but_missing():

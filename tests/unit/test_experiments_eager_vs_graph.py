@@ -77,7 +77,7 @@ def test_plot_accepts_runs():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tfperf.widgets import Run
+    from tfperf.plots import Run
 
     records = eg.step_throughput([8, 16], [4], min_time=0.001, repeats=1)
     fig = plt.figure()

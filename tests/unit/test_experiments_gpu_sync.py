@@ -7,7 +7,7 @@ tf = pytest.importorskip("tensorflow")
 
 from tfperf import host_syncs  # noqa: E402
 from tfperf.experiments import gpu_sync  # noqa: E402
-from tfperf.widgets import Run  # noqa: E402
+from tfperf.plots import Run  # noqa: E402
 
 
 def test_report_steps():
@@ -60,8 +60,30 @@ def test_feed_strategies_agree_and_count_uploads():
     assert all(np.allclose(r, results[0], rtol=1e-5, atol=1e-6) for r in results)
     records = gpu_sync.feed_costs(4, batch=8, features=4, repeats=1, min_time=0.001)
     assert [r["uploads"] for r in records] == [8, 2, 10]  # tf.data copies every batch, ahead of time
+    assert "prefetch_to_device" in records[2]["uploads_how"]
 
 
 def test_dispatch_vs_work_returns_both_times():
     r = gpu_sync.dispatch_vs_work(64, ops=2, asynchronous=False)
     assert r["dispatch_ms"] > 0 and r["work_ms"] > 0
+
+
+def test_asynchronous_dispatch_returns_before_the_work_is_done():
+    r = gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True)
+    assert r["dispatch_ms"] < r["work_ms"] / 2  # queued, not run; device.sync() waited for the work
+
+
+def test_shape_waits_in_asynchronous_mode_and_dtype_does_not():
+    waits = gpu_sync.attribute_waits(600, asynchronous=True)
+    assert waits["shape"] > 5 * max(waits["dtype"], 0.05)
+    assert set(gpu_sync.attribute_waits(64, asynchronous=False)) == {"dtype", "device", "shape"}
+
+
+def test_feed_pipeline_yields_every_batch():
+    w0, x, y = gpu_sync.make_numpy_data(3, batch=8)
+    batches = list(gpu_sync.feed_pipeline(x, y, 8))
+    assert len(batches) == 3 and batches[0][0].shape == (8, 32)
+
+
+def test_memory_probe_sees_no_gpu_here():
+    assert gpu_sync.memory_reserved(growth=True) is None

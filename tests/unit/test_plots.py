@@ -25,3 +25,24 @@ def test_each_run_tells_runs_apart():
     two = list(plots.each_run([Run("run 1"), Run("run 2")]))
     assert [prefix for _, prefix, _ in two] == ["run 1: ", "run 2: "]
     assert two[0][2] != two[1][2]
+
+
+def test_show_draws_one_run_or_several_on_a_new_figure(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    shown, drawn = [], []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(plt.gcf()))
+    draw = lambda fig, runs: drawn.append((fig, [r.label for r in runs]))  # noqa: E731
+    plots.show(draw, plots.Run("this run", records=[{"x": 1}]))
+    plots.show(draw, [plots.Run("a"), plots.Run("b")], figsize=(4, 3))
+    assert [labels for _, labels in drawn] == [["this run"], ["a", "b"]]
+    assert shown == [fig for fig, _ in drawn] and shown[0] is not shown[1]
+    assert tuple(shown[1].get_size_inches()) == (4, 3)
+
+
+def test_run_is_the_same_record_for_panels_and_plots():
+    from tfperf import widgets
+
+    assert widgets.Run is plots.Run
+    run = plots.Run("run 1", {"n": 3}, [{"x": 1}])
+    assert (run.label, run.settings, run.records) == ("run 1", {"n": 3}, [{"x": 1}])

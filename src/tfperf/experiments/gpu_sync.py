@@ -14,6 +14,7 @@ to run ``steps`` training steps while still reporting the loss:
 from __future__ import annotations
 
 import contextlib
+import statistics
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -137,29 +138,56 @@ def asynchronous_eager(enabled: bool = True) -> Iterator[None]:
         tf.config.experimental.set_synchronous_execution(not was_async)
 
 
-def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = True) -> dict:
-    """Time ``ops`` chained matmuls of ``size x size`` twice: without waiting for the result, and
-    until its value is read. Returns ``{"dispatch_ms", "work_ms"}``.
+def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = True, repeats: int = 5) -> dict:
+    """Queue ``ops`` independent ``size x size`` matmuls, and time it twice: until the calls
+    return, and until the device has finished them (``device.sync()``).
 
-    With asynchronous execution (always on a GPU) the first only measures how fast the
-    operations are queued.
+    Returns ``{"dispatch_ms", "work_ms"}``, medians of ``repeats`` measurements each. In TensorFlow's default mode a CPU runs each
+    operation before the call returns, so both are about equal; a GPU's stream, or
+    asynchronous eager execution on any device, returns before the work is done. The
+    operations do not depend on each other's results on purpose: in asynchronous mode, an
+    operation whose Python code reads an input's shape waits for that input (``tf.matmul``
+    does), so a chain of matmuls would not show the queue.
     """
     tf = logs.tensorflow()
     with tf.device(device.compute_device()):
         x = tf.random.normal([size, size]) / size ** 0.5
 
-    def chain():
-        y = x
-        for _ in range(ops):
-            y = tf.matmul(y, x)
-        return y
+    def queue_work():
+        return [tf.matmul(x, x) for _ in range(ops)]
 
+    dispatch, work = [], []
     with asynchronous_eager(asynchronous):
-        chain().numpy()  # warm up
-        y, dispatch = timing.stopwatch(chain, sync=lambda: None)
-        y.numpy()
-        _, work = timing.stopwatch(lambda: chain().numpy(), sync=lambda: None)
-    return {"dispatch_ms": dispatch * 1e3, "work_ms": work * 1e3}
+        queue_work()
+        device.sync()  # warm up, and start from an empty queue
+        for _ in range(repeats):
+            dispatch.append(timing.stopwatch(queue_work, sync=lambda: None)[1])
+            device.sync()
+            work.append(timing.stopwatch(queue_work)[1])  # device.sync() before reading the clock
+    return {"dispatch_ms": statistics.median(dispatch) * 1e3, "work_ms": statistics.median(work) * 1e3}
+
+
+def attribute_waits(size: int = 1000, *, asynchronous: bool = True,
+                    attributes: Sequence[str] = ("dtype", "device", "shape")) -> dict[str, float]:
+    """For each attribute: milliseconds to read it right after queuing one ``size x size`` matmul.
+
+    In the default mode the tensor's metadata exists when the call returns, so every read is
+    immediate. In asynchronous eager mode ``.dtype`` and ``.device`` are known at once, but
+    ``.shape`` waits until the operation has run.
+    """
+    tf = logs.tensorflow()
+    with tf.device(device.compute_device()):
+        x = tf.random.normal([size, size]) / size ** 0.5
+    waits = {}
+    with asynchronous_eager(asynchronous):
+        tf.matmul(x, x)
+        device.sync()
+        for name in attributes:
+            y = tf.matmul(x, x)
+            _, seconds = timing.stopwatch(lambda: getattr(y, name), sync=lambda: None)
+            waits[name] = seconds * 1e3
+            device.sync()
+    return waits
 
 
 def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, every: int = 20,
@@ -317,10 +345,8 @@ def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
         return w.read_value()
 
     def pipeline():
-        data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-        data = data.apply(tf.data.experimental.prefetch_to_device(where))
         w = tf.Variable(w0)
-        for xb, yb in data:
+        for xb, yb in feed_pipeline(x, y, batch):
             train_step(w, xb, yb)
         return w.read_value()
 
@@ -330,9 +356,18 @@ def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
     return loops[strategy]
 
 
+def feed_pipeline(x, y, batch: int):
+    """The ``tf.data with prefetch`` strategy's pipeline: batches of NumPy ``x``, ``y``, each copied ahead
+    to the compute device by ``tf.data.experimental.prefetch_to_device`` (on every device, CPU included)."""
+    tf = logs.tensorflow()
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+    return data.apply(tf.data.experimental.prefetch_to_device(device.compute_device()))
+
+
 def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repeats: int = 3,
                min_time: float = 0.05) -> list[dict]:
-    """Time one epoch of each feeding strategy; one record per strategy with ``ms_per_step`` and ``uploads``."""
+    """Time one epoch of each feeding strategy; one record per strategy with ``ms_per_step``, ``uploads``
+    (host data turned into tensors, tf.data deliveries included) and ``uploads_how`` (by what)."""
     w0, x, y = make_numpy_data(batches, batch=batch, features=features)
     records = []
     for strategy in FEED_STRATEGIES:
@@ -341,5 +376,53 @@ def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repea
         with host_syncs.counting() as syncs:
             loop()
         records.append({"strategy": strategy, "ms_per_step": t.median / batches * 1e3, "uploads": syncs.uploads,
-                        "batch_kb": batch * features * 4 / 1e3})
+                        "uploads_how": syncs.describe_uploads(), "batch_kb": batch * features * 4 / 1e3})
     return records
+
+
+_MEMORY_PROBE = r"""
+import json, os, sys
+import tensorflow as tf
+
+gpus = tf.config.list_physical_devices("GPU")
+if not gpus:
+    print(json.dumps(None))
+    sys.exit()
+if sys.argv[1] == "growth":
+    tf.config.experimental.set_memory_growth(gpus[0], True)
+with tf.device("/GPU:0"):
+    x = tf.ones([1024, 1024])          # 4 MB of tensors on the GPU
+    float(tf.reduce_sum(x))
+result = {"in_use_mb": tf.config.experimental.get_memory_info("GPU:0")["current"] / 1e6, "reserved_mb": None}
+try:
+    import pynvml
+
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+    result["gpu_total_mb"] = pynvml.nvmlDeviceGetMemoryInfo(handle).total / 1e6
+    for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+        if process.pid == os.getpid() and process.usedGpuMemory:
+            result["reserved_mb"] = process.usedGpuMemory / 1e6
+except Exception as err:  # no NVML, or it cannot see this process (e.g. in a container)
+    result["nvml"] = f"{type(err).__name__}: {err}"
+print(json.dumps(result))
+"""
+
+
+def memory_reserved(growth: bool, *, timeout: float = 120) -> dict | None:
+    """Start a fresh Python process that puts 4 MB of tensors on GPU 0, with or without memory growth.
+
+    Returns ``in_use_mb`` (``tf.config.experimental.get_memory_info``: memory TensorFlow's
+    tensors use) and ``reserved_mb`` (what NVML reports for that process, as ``nvidia-smi``
+    does; None if NVML cannot tell), or None when the process sees no GPU. A fresh process
+    is needed because memory growth must be chosen before TensorFlow first uses the GPU.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, "growth" if growth else "default"],
+                         capture_output=True, text=True, timeout=timeout, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
