@@ -17,21 +17,25 @@ the same on any machine so that every effect is visible on a 2-core laptop:
 - :func:`device_step`: a training step on an accelerator: the host waits
   ``STEP_SECONDS`` while "the device" computes, as the data performance guide's
   examples do (``time.sleep``), after a small TensorFlow op on the batch;
-- :func:`train_epochs`: the training loop that consumes a pipeline epoch by epoch.
+- :func:`train_epochs`: the training loop that consumes a pipeline epoch by epoch;
+- :func:`build_pipeline`: the chapter's pipeline with each optimization on or off (the
+  experiment panel's settings), :func:`pipeline_runs` to time it epoch by epoch with its
+  timeline, :func:`parallel_map_gain` for the three kinds of work, :func:`threads_in_flight`
+  for the threads ``tf.data`` gives a parallel map, :func:`bound_by` for "is my training
+  input-bound?".
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from tfperf import logs, monitor, pipeline_timeline, timing
+from tfperf import logs, pipeline_timeline, timing
 from tfperf.timing import Progress
 
 tf = logs.tensorflow()
@@ -238,3 +242,243 @@ def train_epochs(dataset, epochs: int, step: Callable[[Any, Any], Any] = device_
         order = tf.argsort(keys, stable=True)
         seen.append((tf.gather(keys, order), tf.gather(rows, order), tf.constant(sorted(sizes), tf.int32)))
     return seen
+
+
+# ---------------------------------------------------------------------------------------
+# The chapter's pipeline, each optimization a switch.
+
+CACHE_PLACES = ("none", "before augment", "after augment")
+
+
+def records_from_generator(store: SimulatedStorage):
+    """``(key, raw)`` elements read one by one by a Python generator (``Dataset.from_generator``)."""
+
+    def records():
+        for key in range(len(store)):
+            yield key, store.reader(key)
+
+    return tf.data.Dataset.from_generator(records, output_signature=(
+        tf.TensorSpec([], tf.int64), tf.TensorSpec([RECORD_BYTES], tf.uint8)))
+
+
+def build_pipeline(store: SimulatedStorage, batch: int, *, parallel: bool = False, vectorized: bool = False,
+                   cache: str = "none", prefetch: bool = False):
+    """The chapter's pipeline: read every record of ``store``, :func:`decode`, :func:`augment`, batch.
+
+    - ``parallel``: read with a parallel map over the keys (``num_parallel_calls=AUTOTUNE``)
+      and decode/augment with parallel maps; otherwise a Python generator reads the records
+      one by one (:func:`records_from_generator`) and the maps are sequential;
+    - ``vectorized``: batch right after reading, then decode and augment whole batches;
+    - ``cache``: ``"none"``, ``"before augment"`` (after decode: the right place) or
+      ``"after augment"`` (the wrong place: every epoch repeats the first epoch's augmentation);
+    - ``prefetch``: end with ``prefetch(AUTOTUNE)``.
+    """
+    if cache not in CACHE_PLACES:
+        raise ValueError(f"cache must be one of {CACHE_PLACES}; got {cache!r}")
+    calls = AUTOTUNE if parallel else None
+    if parallel:
+        ds = tf.data.Dataset.range(len(store)).map(lambda key: (key, store.read(key)), num_parallel_calls=AUTOTUNE)
+    else:
+        ds = records_from_generator(store)
+    if vectorized:
+        ds = ds.batch(batch)
+    ds = ds.map(decode, num_parallel_calls=calls)
+    if cache == "before augment":
+        ds = ds.cache()
+    ds = ds.map(augment, num_parallel_calls=calls)
+    if cache == "after augment":
+        ds = ds.cache()
+    if not vectorized:
+        ds = ds.batch(batch)
+    return ds.prefetch(AUTOTUNE) if prefetch else ds
+
+
+def same_epochs(a: Sequence[tuple], b: Sequence[tuple], *, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """Whether two results of :func:`train_epochs` delivered the same elements in every epoch."""
+    if len(a) != len(b):
+        return False
+    for ea, eb in zip(a, b):
+        for ta, tb in zip(ea, eb):
+            if tuple(ta.shape) != tuple(tb.shape) or not np.allclose(ta.numpy(), tb.numpy(), rtol=rtol, atol=atol):
+                return False
+    return True
+
+
+def pipeline_runs(records: int, batch: int, epochs: int, *, parallel: bool = False, vectorized: bool = False,
+                  cache: str = "none", prefetch: bool = False, latency: float = 0.001, label: str = "",
+                  progress: Progress | None = None) -> list[dict]:
+    """Train ``epochs`` epochs on :func:`build_pipeline` with these settings, recording its timeline.
+
+    One record per epoch: ``epoch``, ``seconds``, ``elements_per_s``, ``waiting`` (seconds the
+    loop waited for input), ``pipeline`` (``label`` or the settings in words); the first
+    record also holds the whole run's ``timeline`` (a :class:`tfperf.pipeline_timeline.Timeline`)
+    and ``same_as_naive`` (whether every epoch delivered what the naive pipeline delivers).
+    """
+    recorder = pipeline_timeline.Recorder()
+    seed = int(np.random.default_rng().integers(2**31))
+    store = SimulatedStorage(records, latency=latency, seed=seed, recorder=recorder)
+    instant = SimulatedStorage(records, latency=0.0, seed=seed)  # the same records, to check what was delivered
+    settings = dict(parallel=parallel, vectorized=vectorized, cache=cache, prefetch=prefetch)
+    name = label or describe_settings(**settings)
+    timeline = recorder.run(build_pipeline(store, batch, **settings), lambda element: device_step(*element),
+                            epochs=epochs, before_epoch=set_epoch)
+    reference = train_epochs(build_pipeline(instant, batch), epochs, step=lambda keys, features: None)
+    delivered = train_epochs(build_pipeline(instant, batch, **settings), epochs, step=lambda keys, features: None)
+    rows = []
+    for epoch, (start, end) in enumerate(timeline.epochs):
+        waited = sum(e["delivered"] - e["requested"] for e in timeline.elements if e["epoch"] == epoch)
+        rows.append({"pipeline": name, "epoch": epoch + 1, "seconds": end - start,
+                     "elements_per_s": records / max(end - start, 1e-9), "waiting": waited, **settings})
+        if progress:
+            progress(epoch + 1, epochs)
+    rows[0]["timeline"] = timeline
+    rows[0]["same_as_naive"] = same_epochs(delivered, reference)
+    return rows
+
+
+def describe_settings(parallel: bool = False, vectorized: bool = False, cache: str = "none",
+                      prefetch: bool = False) -> str:
+    """``"parallel + cache before augment + prefetch"``, or ``"naive"``."""
+    parts = [("parallel" if parallel else ""), ("vectorized" if vectorized else ""),
+             (f"cache {cache}" if cache != "none" else ""), ("prefetch" if prefetch else "")]
+    return " + ".join(p for p in parts if p) or "naive"
+
+
+def plot_pipeline_runs(fig, runs) -> None:
+    """Draw runs of :func:`pipeline_runs`: elements per second in the first and in later epochs
+    for every pipeline of every run, and the timeline of the last pipeline of the last run."""
+    from tfperf import plots
+
+    ax_bars, ax_time = fig.subplots(1, 2, width_ratios=[1, 1.4])
+    labels, values = [], []
+    for run, prefix, _ in plots.each_run(runs):
+        for name in dict.fromkeys(r["pipeline"] for r in run.records):
+            rows = [r for r in run.records if r["pipeline"] == name]
+            labels.append(f"{prefix}{name}, epoch 1")
+            values.append(rows[0]["elements_per_s"])
+            if len(rows) > 1:
+                labels.append(f"{prefix}{name}, later epochs")
+                values.append(statistics.median(r["elements_per_s"] for r in rows[1:]))
+    plots.plot_bars(ax_bars, labels, values, ylabel="elements per second (higher is better)", annotate="{:.0f}")
+    ax_bars.set_title("Throughput of the pipeline in training")
+    last = [r for r in runs[-1].records if "timeline" in r] if runs else []
+    if last:
+        pipeline_timeline.plot(ax_time, last[-1]["timeline"], title=f"{last[-1]['pipeline']}: "
+                               + last[-1]["timeline"].summary())
+
+
+# ---------------------------------------------------------------------------------------
+# Three kinds of work in a map, and the threads tf.data gives it.
+
+WORK_KINDS = ("sleep in tf.py_function (I/O-like)", "Python CPU work in tf.py_function", "TensorFlow ops")
+
+
+def _work_map(kind: str, ms: float):
+    if kind == WORK_KINDS[0]:
+        def work(x):
+            time.sleep(ms / 1e3)
+            return x
+    elif kind == WORK_KINDS[1]:
+        def work(x):
+            python_work(ms)
+            return x
+    elif kind == WORK_KINDS[2]:
+        size = 64
+        w = tf.constant((np.random.default_rng(0).standard_normal((size, size)) / np.sqrt(size)).astype(np.float32))
+        reps = max(1, int(round(ms * matmuls_per_ms(size))))
+
+        @tf.function
+        def ops(x):
+            y = tf.fill([size, size], tf.cast(x, tf.float32) * 1e-3)
+            for _ in range(reps):
+                y = tf.tanh(tf.matmul(y, w))
+            return x + tf.cast(tf.reduce_sum(y) * 0.0, tf.int64)
+        return ops
+    else:
+        raise ValueError(f"kind must be one of {WORK_KINDS}; got {kind!r}")
+    return lambda x: tf.py_function(work, [x], tf.int64)
+
+
+def matmuls_per_ms(size: int = 64) -> float:
+    """How many ``size``-square matrix products (with tanh) one thread runs per millisecond here."""
+    key = f"matmul{size}"
+    if key not in _calibration:
+        a = tf.random.normal([size, size])
+
+        @tf.function
+        def ten(y):
+            for _ in range(10):
+                y = tf.tanh(tf.matmul(y, a))
+            return y
+
+        ten(a)
+        best = min(timing.stopwatch(lambda: ten(a).numpy())[1] for _ in range(5))
+        _calibration[key] = 10 / max(best * 1e3, 1e-6)
+    return _calibration[key]
+
+
+def parallel_map_gain(kind: str, elements: int = 64, ms: float = 2.0, *, parallel_calls: int = AUTOTUNE,
+                      repeats: int = 3) -> dict:
+    """Seconds to iterate ``range(elements).map(work)`` with a sequential and a parallel map.
+
+    ``work`` costs about ``ms`` milliseconds per element, of the given :data:`WORK_KINDS`.
+    Returns ``kind``, ``sequential_s``, ``parallel_s`` (medians of ``repeats``) and ``speedup``.
+    """
+    work = _work_map(kind, ms)
+
+    def consume(calls):
+        ds = tf.data.Dataset.range(elements).map(work, num_parallel_calls=calls)
+        return lambda: [None for _ in ds]
+
+    sequential, parallel = consume(None), consume(parallel_calls)
+    sequential()
+    parallel()
+    seq_s, par_s = [], []
+    for _ in range(repeats):
+        seq_s.append(timing.stopwatch(sequential)[1])
+        par_s.append(timing.stopwatch(parallel)[1])
+    seq, par = statistics.median(seq_s), statistics.median(par_s)
+    return {"kind": kind, "sequential_s": seq, "parallel_s": par, "speedup": seq / max(par, 1e-9)}
+
+
+def threads_in_flight(private_threadpool_size: int | None = None, *, calls: int = 32, elements: int = 64,
+                      latency: float = 0.005) -> int:
+    """The most reads in flight at once when a map with ``num_parallel_calls=calls`` reads sleeping
+    storage: how many threads ``tf.data`` gives that map (with that ``private_threadpool_size``)."""
+    store = SimulatedStorage(elements, latency=latency)
+    ds = tf.data.Dataset.range(elements).map(store.read, num_parallel_calls=calls)
+    if private_threadpool_size is not None:
+        options = tf.data.Options()
+        options.threading.private_threadpool_size = private_threadpool_size
+        ds = ds.with_options(options)
+    for _ in ds:
+        pass
+    return store.max_in_flight
+
+
+# ---------------------------------------------------------------------------------------
+# Is my training input-bound?
+
+
+def sleeping_pipeline(batches: int, ms: float, batch: int = 8):
+    """``batches`` batches of ``(keys, features)``, each costing ``ms`` ms of input work (a read that waits)."""
+    def produce(index):
+        time.sleep(ms / 1e3)
+        return index
+
+    ds = tf.data.Dataset.range(batches).map(lambda i: tf.py_function(produce, [i], tf.int64))
+    return ds.map(lambda i: (tf.fill([batch], i), tf.fill([batch, 4], tf.cast(i, tf.float32))))
+
+
+def sleeping_step(ms: float) -> Callable[[Any], None]:
+    """A training step that takes ``ms`` ms of "device" time on a batch ``(keys, features)``."""
+    def step(element) -> None:
+        tf.reduce_sum(element[1])
+        time.sleep(ms / 1e3)
+
+    return step
+
+
+def bound_by(pipeline_s: float, step_s: float) -> str:
+    """``"input-bound"`` when the pipeline alone takes longer than the steps alone, else ``"compute-bound"``."""
+    return "input-bound" if pipeline_s > step_s else "compute-bound"
