@@ -122,6 +122,11 @@ class SimulatedStorage:
                 self._in_flight -= 1
                 self.reads += 1
 
+    def read_now(self, key):
+        """The record ``key`` as a NumPy array, read by Python right now (what a generator does;
+        recorded as a span when the store has a recorder)."""
+        return self._python(key)
+
     def read(self, key):
         """The record ``key`` (an int64 scalar tensor) as a ``uint8`` tensor of shape ``[RECORD_BYTES]``."""
         raw = tf.py_function(self._python, [key], tf.uint8)
@@ -255,7 +260,7 @@ def records_from_generator(store: SimulatedStorage):
 
     def records():
         for key in range(len(store)):
-            yield key, store.reader(key)
+            yield key, store.read_now(key)
 
     return tf.data.Dataset.from_generator(records, output_signature=(
         tf.TensorSpec([], tf.int64), tf.TensorSpec([RECORD_BYTES], tf.uint8)))
@@ -365,6 +370,15 @@ def plot_pipeline_runs(fig, runs) -> None:
     if last:
         pipeline_timeline.plot(ax_time, last[-1]["timeline"], title=f"{last[-1]['pipeline']}: "
                                + last[-1]["timeline"].summary())
+
+
+def plot_timelines(fig, runs) -> None:
+    """The timelines of the pipelines of the last run of :func:`pipeline_runs`, one above the other."""
+    records = [r for r in runs[-1].records if "timeline" in r] if runs else []
+    axes = fig.subplots(len(records), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, r in zip(axes, records):
+        pipeline_timeline.plot(ax, r["timeline"], title=f"{r['pipeline']}: {r['timeline'].summary()}",
+                               span_colors={"read": "#9467bd"})
 
 
 # ---------------------------------------------------------------------------------------
