@@ -85,3 +85,14 @@ def test_recorder_times_and_spans():
     assert timeline.max_overlap("slow") >= 1 and len(timeline.spans) == 12
     assert timeline.waiting >= 0 and timeline.stepping >= 0 and "12 elements" in timeline.summary()
     assert pipeline_timeline._pack([{"start": 0, "end": 2}, {"start": 1, "end": 3}, {"start": 2, "end": 4}]) == [0, 1, 0]
+
+
+def test_storage_measures_its_waits_and_its_latency_is_fixed():
+    store = tf_data.SimulatedStorage(4, latency=0.002)
+    for key in range(4):
+        store.read_now(key)
+    assert store.reads == 4 and store.seconds_waited >= 4 * 0.002 * 0.9
+    with pytest.raises(AttributeError):
+        store.latency = 0.0
+    store.reset_counts()
+    assert store.reads == 0 and store.seconds_waited == 0.0

@@ -85,19 +85,25 @@ class SimulatedStorage:
 
     ``store.read(key)`` returns the record as a ``uint8`` tensor; inside a ``tf.data``
     function it runs ``tf.py_function``, one record per call. The store counts reads
-    (:attr:`reads`) and the largest number of reads in flight at once
-    (:attr:`max_in_flight`). With a ``recorder``, every read is also a span of its timeline.
+    (:attr:`reads`), the seconds they took (:attr:`seconds_waited`, measured) and the
+    largest number of reads in flight at once (:attr:`max_in_flight`). With a ``recorder``, every read is also a span of its timeline.
     """
 
     def __init__(self, records: int, *, latency: float = 0.001, seed: int | None = None,
                  recorder: pipeline_timeline.Recorder | None = None):
         self._records = np.random.default_rng(seed).integers(0, 256, (records, RECORD_BYTES), dtype=np.uint8)
-        self.latency = latency
+        self._latency = float(latency)
         self._lock = threading.Lock()
         self._in_flight = 0
         self.reads = 0
         self.max_in_flight = 0
+        self.seconds_waited = 0.0
         self._python = recorder.timed(self._read, "read") if recorder is not None else self._read
+
+    @property
+    def latency(self) -> float:
+        """Seconds every read waits (fixed when the store is made)."""
+        return self._latency
 
     def __len__(self) -> int:
         return len(self._records)
@@ -114,13 +120,16 @@ class SimulatedStorage:
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        start = timing.now()
         try:
-            time.sleep(self.latency)
+            time.sleep(self._latency)
             return self._records[int(key)]
         finally:
+            waited = timing.now() - start
             with self._lock:
                 self._in_flight -= 1
                 self.reads += 1
+                self.seconds_waited += waited
 
     def read_now(self, key):
         """The record ``key`` as a NumPy array, read by Python right now (what a generator does;
@@ -136,6 +145,7 @@ class SimulatedStorage:
     def reset_counts(self) -> None:
         with self._lock:
             self.reads = self.max_in_flight = 0
+            self.seconds_waited = 0.0
 
 
 # ---------------------------------------------------------------------------------------
