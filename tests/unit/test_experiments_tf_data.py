@@ -96,3 +96,9 @@ def test_storage_measures_its_waits_and_its_latency_is_fixed():
         store.latency = 0.0
     store.reset_counts()
     assert store.reads == 0 and store.seconds_waited == 0.0
+
+
+def test_prefetch_overlap_measures_three_variants():
+    rows = tf_data.prefetch_overlap(batches=3, pipeline_ms=1.0, step_ms=1.0, repeats=1)
+    assert [r["variant"] for r in rows] == list(tf_data.PREFETCH_VARIANTS)
+    assert all(r["both_s"] >= 3 * 0.001 and r["pipeline_s"] >= 3 * 0.001 for r in rows)

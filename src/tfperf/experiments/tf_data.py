@@ -503,6 +503,36 @@ def sleeping_step(ms: float) -> Callable[[Any], None]:
     return step
 
 
+PREFETCH_VARIANTS = ("no prefetch (autotune and inject_prefetch off)", "default options", "explicit prefetch")
+
+
+def prefetch_overlap(batches: int = 12, pipeline_ms: float = 5.0, step_ms: float = 5.0, *, repeats: int = 5) -> list[dict]:
+    """The pipeline alone, the steps alone and both, for :func:`sleeping_pipeline` and
+    :func:`sleeping_step`, in the three :data:`PREFETCH_VARIANTS` (medians of ``repeats``, seconds).
+
+    ``tf.data`` injects a prefetch by itself when autotuning is on and the pipeline ends with a
+    synchronous transformation (``inject_prefetch``); the first variant turns both off.
+    """
+    off = tf.data.Options()
+    off.autotune.enabled = False
+    off.experimental_optimization.inject_prefetch = False
+    step = sleeping_step(step_ms)
+    variants = {PREFETCH_VARIANTS[0]: lambda ds: ds.with_options(off), PREFETCH_VARIANTS[1]: lambda ds: ds,
+                PREFETCH_VARIANTS[2]: lambda ds: ds.prefetch(AUTOTUNE)}
+    in_memory = list(sleeping_pipeline(batches, 0.0))
+
+    def median(fn):
+        return statistics.median(timing.stopwatch(fn)[1] for _ in range(repeats))
+
+    step_s = median(lambda: [step(b) for b in in_memory])
+    rows = []
+    for name, make in variants.items():
+        ds = make(sleeping_pipeline(batches, pipeline_ms))
+        rows.append({"variant": name, "pipeline_s": median(lambda: [None for _ in ds]), "step_s": step_s,
+                     "both_s": median(lambda: [step(b) for b in ds])})
+    return rows
+
+
 def bound_by(pipeline_s: float, step_s: float) -> str:
     """``"input-bound"`` when the pipeline alone takes longer than the steps alone, else ``"compute-bound"``."""
     return "input-bound" if pipeline_s > step_s else "compute-bound"
