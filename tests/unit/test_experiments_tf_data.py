@@ -102,3 +102,14 @@ def test_prefetch_overlap_measures_three_variants():
     rows = tf_data.prefetch_overlap(batches=3, pipeline_ms=1.0, step_ms=1.0, repeats=1)
     assert [r["variant"] for r in rows] == list(tf_data.PREFETCH_VARIANTS)
     assert all(r["both_s"] >= 3 * 0.001 and r["pipeline_s"] >= 3 * 0.001 for r in rows)
+
+
+def test_fit_runs_times_epochs_and_samples_the_device():
+    import matplotlib.pyplot as plt
+
+    rows = tf_data.fit_runs(16, 8, 2, [dict(), dict(parallel=True, cache="before augment", prefetch=True)], latency=0.0)
+    assert [r["pipeline"] for r in rows] == ["naive", "parallel + cache before augment + prefetch"]
+    assert all(len(r["epoch_seconds"]) == 2 and r["source"] in ("cpu", "nvml") for r in rows)
+    fig = plt.figure()
+    tf_data.plot_fit_runs(fig, [Run("a", records=rows)])
+    plt.close(fig)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import logs, pipeline_timeline, timing
+from tfperf import logs, monitor, pipeline_timeline, timing
 from tfperf.timing import Progress
 
 tf = logs.tensorflow()
@@ -501,6 +501,60 @@ def sleeping_step(ms: float) -> Callable[[Any], None]:
         time.sleep(ms / 1e3)
 
     return step
+
+
+def fit_runs(records: int, batch: int, epochs: int, variants: Sequence[dict], *, latency: float = 0.002,
+             progress: Progress | None = None) -> list[dict]:
+    """Keras ``fit`` on :func:`build_pipeline` with each of ``variants`` (settings dicts).
+
+    The model (two dense layers) learns each record's mean from its augmented features; a
+    callback sets the epoch for :func:`augment`. One record per variant: ``pipeline``,
+    ``epoch_seconds`` (each epoch, the first including Keras' tracing), ``busy`` (the mean of
+    :mod:`tfperf.monitor`'s samples) and ``timeline`` (the samples).
+    """
+    import keras
+    rows = []
+    for i, settings in enumerate(variants):
+        settings = dict(settings)
+        prefetch = settings.pop("prefetch", False)
+        store = SimulatedStorage(records, latency=latency)
+        ds = build_pipeline(store, batch, **settings).map(
+            lambda keys, x: (x, tf.reduce_mean(x, axis=-1, keepdims=True)))
+        if prefetch:
+            ds = ds.prefetch(AUTOTUNE)
+        model = keras.Sequential([keras.Input((RECORD_BYTES,)), keras.layers.Dense(64, activation="relu"),
+                                  keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        marks: list[float] = []
+        callback = keras.callbacks.LambdaCallback(
+            on_epoch_begin=lambda epoch, logs=None: (set_epoch(epoch), marks.append(timing.now())),
+            on_epoch_end=lambda epoch, logs=None: marks.append(timing.now()))
+        with logs.captured_stderr():  # Keras warns that a dataset of unknown length "ran out of data" at each epoch's end
+            _, samples = monitor.busy_while(
+                lambda: model.fit(ds, epochs=epochs, verbose=0, shuffle=False, callbacks=[callback]), interval=0.02)
+        rows.append({"pipeline": describe_settings(prefetch=prefetch, **settings),
+                     "epoch_seconds": [marks[j + 1] - marks[j] for j in range(0, len(marks) - 1, 2)],
+                     "busy": monitor.mean_busy(samples), "timeline": samples,
+                     "source": samples[0]["source"] if samples else "cpu"})
+        if progress:
+            progress(i + 1, len(variants))
+    return rows
+
+
+def plot_fit_runs(fig, runs) -> None:
+    """Draw the last run of :func:`fit_runs`: how busy the device was while ``fit`` consumed each pipeline."""
+    ax = fig.subplots(1, 1)
+    source = "cpu"
+    for r in runs[-1].records if runs else []:
+        ax.plot([p["t"] for p in r["timeline"]], [p["busy"] for p in r["timeline"]], marker=".",
+                label=f"{r['pipeline']} (mean {r['busy']:.0f}%)")
+        source = r["source"]
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("time since fit started (s)")
+    ax.set_ylabel("GPU busy (%), NVML" if source == "nvml" else "process CPU use (% of all cores)")
+    ax.set_title("How busy the device is while fit consumes the pipeline")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 PREFETCH_VARIANTS = ("no prefetch (autotune and inject_prefetch off)", "default options", "explicit prefetch")
