@@ -95,15 +95,30 @@ class SimulatedStorage:
         self._latency = float(latency)
         self._lock = threading.Lock()
         self._in_flight = 0
-        self.reads = 0
-        self.max_in_flight = 0
-        self.seconds_waited = 0.0
+        self._reads = 0
+        self._max_in_flight = 0
+        self._seconds_waited = 0.0
         self._python = recorder.timed(self._read, "read") if recorder is not None else self._read
 
     @property
     def latency(self) -> float:
         """Seconds every read waits (fixed when the store is made)."""
         return self._latency
+
+    @property
+    def reads(self) -> int:
+        """Records read so far (since :meth:`reset_counts`)."""
+        return self._reads
+
+    @property
+    def seconds_waited(self) -> float:
+        """Seconds the reads took in all, measured by the reading threads."""
+        return self._seconds_waited
+
+    @property
+    def max_in_flight(self) -> int:
+        """The largest number of reads that were waiting at the same moment."""
+        return self._max_in_flight
 
     def __len__(self) -> int:
         return len(self._records)
@@ -119,7 +134,7 @@ class SimulatedStorage:
             raise ValueError(f"SimulatedStorage reads one record per call; got keys of shape {np.shape(key)}.")
         with self._lock:
             self._in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
         start = timing.now()
         try:
             time.sleep(self._latency)
@@ -128,8 +143,8 @@ class SimulatedStorage:
             waited = timing.now() - start
             with self._lock:
                 self._in_flight -= 1
-                self.reads += 1
-                self.seconds_waited += waited
+                self._reads += 1
+                self._seconds_waited += waited
 
     def read_now(self, key):
         """The record ``key`` as a NumPy array, read by Python right now (what a generator does;
@@ -144,8 +159,8 @@ class SimulatedStorage:
 
     def reset_counts(self) -> None:
         with self._lock:
-            self.reads = self.max_in_flight = 0
-            self.seconds_waited = 0.0
+            self._reads = self._max_in_flight = 0
+            self._seconds_waited = 0.0
 
 
 # ---------------------------------------------------------------------------------------

@@ -80,6 +80,13 @@ _ZERO_LATENCY = _HEADER + '''    store._latency = 0.0                           
 ''' + _REFERENCE_BODY + '''    return ds.prefetch(tf.data.AUTOTUNE)
 '''
 
+_INFLATED_COUNTERS = _HEADER + '''    store.reads = 10 ** 6                            # claim the reads instead of making them
+    keys = tf.range(len(store), dtype=tf.int64)
+    ds = tf.data.Dataset.from_tensor_slices((keys, store._records))
+    ds = ds.batch(batch).map(tf_data.decode).cache().map(tf_data.augment)
+    return ds.prefetch(tf.data.AUTOTUNE)
+'''
+
 _MEMOIZED = '''_built = {}
 
 ''' + _HEADER + '''    if len(store) not in _built:                     # reuse the pipeline built for the last store of that size
@@ -152,6 +159,9 @@ SUBMISSIONS = [
     # store without latency anyway), but the speed check sees reads that did not wait.
     Submission(name="zero_latency_store", edits={"fast_pipeline": _ZERO_LATENCY},
                expected={"pipeline_speed_tests": 0.0}),
+    # Writes the store's read counter (read-only): the call fails.
+    Submission(name="inflated_counters", edits={"fast_pipeline": _INFLATED_COUNTERS},
+               expected={"pipeline_tests": 0.0, "pipeline_speed_tests": 0.0}),
     # Returns a pipeline built for an earlier store of the same size: wrong elements.
     Submission(name="memoized_pipeline", edits={"fast_pipeline": _MEMOIZED},
                expected={"pipeline_tests": 0.0, "pipeline_speed_tests": 0.0}),
