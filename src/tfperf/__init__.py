@@ -15,6 +15,7 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``host_syncs``: ``counting()``: host reads of tensor values (the sync points) and NumPy uploads in a block.
 - ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
 - ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
+- ``dataset_graph``: ``stages(ds)``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
 - ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines``,
   ``plot_bars``, ``each_run``.
 - ``workspace``: the learner's own copies of the notebooks in ``my-work/`` (never overwritten).
@@ -22,6 +23,7 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   pairs, median ratio and spread), ``stopwatch()``.
 - ``targets`` (+ ``targets.toml``): throughput targets per exercise and device class.
 - ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
+- ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
 - ``widgets``: ``ExperimentPanel``, the one reusable experiment panel.
 - ``experiments``: one module of timing experiments per chapter (records in, plots out).
 - ``grading``: the checks that the nbgrader tests call (a package, one module per kind);

@@ -16,12 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tfperf import device
+from tfperf import device, logs
 
 # Bound once at import: code under test that patches ``time.perf_counter`` cannot
 # change what we read.
 _clock = time.perf_counter
 _pick = random.SystemRandom()  # which timed call's result is kept for checking: not predictable
+# TensorFlow's in-graph clock (``tf.timestamp``) counts seconds since the Unix epoch;
+# this offset puts its readings on the course's clock.
+_EPOCH_OFFSET = time.time() - _clock()
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -29,6 +32,12 @@ Progress = Callable[[int, int], None]  # (done, total)
 def now() -> float:
     """Seconds on the course's monotonic clock (for timestamps, e.g. :mod:`tfperf.monitor`)."""
     return _clock()
+
+
+def graph_now():
+    """In a ``tf.function`` or a ``tf.data`` function: a float64 tensor with the time at which
+    the op runs, on the same clock as :func:`now` (``tf.timestamp`` shifted once)."""
+    return logs.tensorflow().timestamp() - _EPOCH_OFFSET
 
 
 def _sync_default() -> None:

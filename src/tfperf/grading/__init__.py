@@ -7,7 +7,7 @@ cannot reach the test cell's stderr (which nbgrader would score as a failure).
 
 One module per kind of check: ``results`` (what code returns), ``speed`` (speedups and
 steady epochs), ``tracing`` (trace counts), ``syncs`` (host reads and uploads),
-``printing`` (what code prints), ``classifiers`` (probabilities, accuracy, a loss that
+``printing`` (what code prints), ``pipelines`` (tf.data pipelines), ``classifiers`` (probabilities, accuracy, a loss that
 matches the output), ``model_runs`` (how often a model runs), ``train_steps`` (host reads
 inside a Keras training step; Keras untouched); ``calls`` runs learner code quietly;
 ``guard`` refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
@@ -19,6 +19,7 @@ from tfperf.grading.calls import GradingFailure, call
 from tfperf.grading.classifiers import assert_accuracy_at_least, assert_loss_matches_output, assert_probabilities, predictions
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
+from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
@@ -32,5 +33,6 @@ __all__ = [
     "assert_no_host_reads_in_train_step", "assert_probabilities", "call", "predictions",
     "assert_host_syncs_at_most", "assert_prints_at_most", "assert_prints_each_call", "assert_raises",
     "assert_speedup", "assert_steady_epochs", "assert_traces_at_most", "assert_uploads_at_most",
-    "check_function", "check_reports", "check_same_as", "check_same_result", "given", "tracing_count",
+    "check_function", "check_pipeline_stages", "check_reports", "check_same_as", "check_same_epochs", "check_same_result",
+    "dataset_from", "given", "tracing_count",
 ]
