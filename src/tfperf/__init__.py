@@ -27,8 +27,10 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``grading``: the checks that the nbgrader tests call (a package, one module per kind);
   every failure says what was measured, what was expected, and which section to reread.
 - ``course``: ``start()``, what a notebook's setup cell calls.
+- ``launch``: Colab and Binder links, Colab metadata and the setup cell, built from the one configured
+  repository and ref (``pyproject.toml``'s ``[tool.tfperf.launch]``; for contributors).
 - ``nblint``: named rules every notebook follows (for contributors).
-- ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
+- ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint | launch`` (for contributors).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
