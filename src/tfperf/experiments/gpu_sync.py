@@ -314,6 +314,10 @@ def plot_epoch_times(fig, runs) -> None:
                          logy=True, linestyle=style, xlabel="epoch", ylabel="seconds per epoch")
         plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
                          linestyle=style, xlabel="epoch", ylabel="process memory (MB, resident)")
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax_time, ax_mem):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
     ax_time.set_title("Time per epoch: a trend is a slowdown")
     ax_mem.set_title("Memory after each epoch")
     ax_time.legend(fontsize=8)
