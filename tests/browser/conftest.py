@@ -51,7 +51,8 @@ class Lab:
         self.process, self.url, self.root, self.log = process, url, root, log
 
     def page_url(self, path: str) -> str:
-        return f"{self.url}/{path}?token={TOKEN}"
+        """``path`` on this server; ``reset`` starts from an empty workspace (no notebook left open by an earlier test)."""
+        return f"{self.url}/{path}?reset&token={TOKEN}"
 
 
 def start_lab(root: Path, log: Path, *, cwd: Path, extra_args: list[str] = (), env: dict | None = None) -> Lab:
@@ -62,6 +63,10 @@ def start_lab(root: Path, log: Path, *, cwd: Path, extra_args: list[str] = (), e
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH", "")])))
     jupyter = Path(sys.executable).parent / "jupyter"
     settings = log.parent / f"lab-settings-{port}"
+    # every cell in the page (JupyterLab otherwise renders only the cells in view), so tests can find them
+    tracker = settings / "user-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True, exist_ok=True)
+    tracker.write_text('{"windowingMode": "none"}\n')
     cmd = [str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
            "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={settings / 'workspaces'}",
@@ -128,10 +133,28 @@ def browser():
         chromium.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.stash[FAILED] = report.failed
+    return report
+
+
+FAILED = pytest.StashKey[bool]()
+
+
 @pytest.fixture
-def page(browser):
+def page(browser, request, artifacts):
+    """A fresh browser page; if the test fails, a screenshot of the whole page is kept as an artifact."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(60_000)
     yield page
-    context.close()
+    if request.node.stash.get(FAILED, False):
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node.name)
+        page.screenshot(path=str(artifacts / f"FAILED-{name}.png"), full_page=True)
+    try:  # free the CPU for the next test: shut down the kernels this page started
+        page.evaluate("async () => { if (window.jupyterapp) await jupyterapp.serviceManager.sessions.shutdownAll(); }")
+    finally:
+        context.close()

@@ -69,7 +69,11 @@ class NotebookPage:
         return self.page.locator(".jp-Notebook .jp-Cell").nth(index)
 
     def output_text(self, index: int) -> str:
-        return self.cell(index).locator(".jp-OutputArea").inner_text()
+        """The text of a cell's outputs, from the notebook's model (streams, plain-text results, errors)."""
+        return self.page.evaluate("""(i) => {
+            const outputs = jupyterapp.shell.currentWidget.content.model.cells.get(i).outputs.toJSON();
+            return outputs.map(o => o.text !== undefined ? [].concat(o.text).join('')
+                : o.traceback ? o.traceback.join('\\n') : o.data && o.data['text/plain'] ? [].concat(o.data['text/plain']).join('') : '').join(''); }""", index)
 
     def stderr_outputs(self) -> list[str]:
         """Texts of every red (stderr or error) output in the notebook."""

@@ -4,6 +4,8 @@ cell's failure message on the untouched student version. Screenshots: test-artif
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.browser.notebook_page import NotebookPage
@@ -47,7 +49,7 @@ def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts
     chooser.select_option(label=options[:2])
     run_button.click()
     status = wait_for_run(panel, 2)
-    progress = panel.locator(".widget-progress .progress-bar").first
+    progress = panel.locator(".widget-hprogress .progress-bar").first
     assert progress.evaluate("el => el.style.width") in ("100%", "100.0%")
 
     # the status line uses the controls' labels; the plot was redrawn, and the panel kept both runs
@@ -55,7 +57,10 @@ def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts
     if parameter_name:
         assert parameter_name not in status
     plots = panel.locator(".widget-output img")
-    assert plots.count() == 1 and plots.first.get_attribute("src") != first_src
+    deadline = time.time() + 60  # the status line says "Done" just before the plot is redrawn
+    while plots.count() != 1 or plots.first.get_attribute("src") == first_src:
+        assert time.time() < deadline, "the plot was not redrawn after the second run"
+        page.wait_for_timeout(250)
     panel.screenshot(path=str(artifacts / f"{notebook.split('/')[0]}-panel-after-two-runs.png"))
     assert nb.add_cell_and_run("print([run.label for run in panel.runs])").strip() == "['run 1', 'run 2']"
 
