@@ -23,6 +23,14 @@ c.CourseDirectory.course_id = "tf-gpu-performance"
 c.CourseDirectory.source_directory = "../solutions"
 c.CourseDirectory.release_directory = "../notebooks"
 
+# A local exchange (git-ignored), so that Formgrader's Release and Collect work from `make instructor`'s
+# server; on a JupyterHub, point this at the hub's shared exchange instead.
+c.Exchange.root = str(here / "exchange")
+try:
+    (here / "exchange").mkdir(exist_ok=True)  # nbgrader checks that it exists; it does not create it
+except OSError:  # a read-only checkout (a sandboxed grader): Release and Collect are not needed there
+    pass
+
 # Student versions: a solution region becomes this stub. Run as it is, it says what to do; a Check
 # cell that calls an unwritten function says "... is not written yet. Reread the section ...".
 c.ClearSolutions.code_stub = {
