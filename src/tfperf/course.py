@@ -49,7 +49,8 @@ def prepare_colab(run=subprocess.run) -> list[str]:
     print(f"Colab has TensorFlow {version or '(none)'}; installing {TESTED_TENSORFLOW}, which this course is "
           "tested with (a minute or two)...", flush=True)
     run([sys.executable, "-m", "pip", "install", "--quiet", f"tensorflow[and-cuda]=={TESTED_TENSORFLOW}"], check=True)
-    return [f"Installed TensorFlow {TESTED_TENSORFLOW} (Colab had {version or 'none'})."]
+    return [f"Installed TensorFlow {TESTED_TENSORFLOW} (Colab had {version or 'none'}). If a later cell fails to "
+            "import a package, Runtime > Restart session, then run the notebook again from this cell."]
 
 
 def start() -> device.DeviceInfo:
