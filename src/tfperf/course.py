@@ -7,6 +7,7 @@ import sys
 from importlib import metadata
 
 from tfperf import device, logs, sizes
+from tfperf.grading import guard
 
 #: The TensorFlow the course is tested with (requirements/tensorflow-*.txt pin it; a test keeps them equal).
 TESTED_TENSORFLOW = "2.21.0"
@@ -58,7 +59,8 @@ def start() -> device.DeviceInfo:
 
     On Colab, first makes sure TensorFlow is in the course's range (:func:`prepare_colab`).
     Quiets TensorFlow's C++ logging, turns on GPU memory growth (before the GPU is
-    first used), and prints the device, the experiment size and any set-up problems.
+    first used), prints the device, the experiment size and any set-up problems, and
+    takes the snapshot that the checks compare the kernel against (:mod:`tfperf.grading.guard`).
     """
     colab_notes = prepare_colab() if device.runtime_platform() == "colab" else []
     notes = colab_notes + logs.quietly(device.enable_memory_growth)  # before the GPU is first used
@@ -68,4 +70,5 @@ def start() -> device.DeviceInfo:
     print(f"Experiment size: {size} ({sizes.DESCRIPTIONS[size]}).")
     for note in notes + device.health_check(info):
         print(f"Note: {note}")
+    guard.arm()
     return info

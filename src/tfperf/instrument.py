@@ -46,6 +46,8 @@ class Patches(Generic[T]):
     def tampered(self) -> list[str]:
         """The installed wrappers that are no longer in place (empty when all is well)."""
         with self._lock:
+            if self.active and not self._installed:
+                return ["every counting patch (removed while counting)"]
             changed = []
             for owner, name, _, wrapper in self._installed:
                 now = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name, _MISSING)

@@ -3,6 +3,9 @@
 The defaults ship with the package (``targets.toml``). An instructor overrides any of
 them with a file of the same form named by ``TFPERF_TARGETS`` (the course's
 ``autograde/nbgrader_config.py`` points it at ``autograde/targets.toml``).
+
+A table may say which of its values were measured (``measured = ["cpu"]``); the others
+were reasoned, and failure messages say so. A calibrated file's values are all measured.
 """
 
 from __future__ import annotations
@@ -29,14 +32,39 @@ def _read(path_or_text: Path | str) -> dict[str, dict[str, float]]:
     return table
 
 
+def _measured(path_or_text: Path | str) -> dict[str, set[str]]:
+    text = path_or_text.read_text(encoding="utf-8") if isinstance(path_or_text, Path) else path_or_text
+    return {exercise: set(values.get("measured", ())) for exercise, values in tomllib.loads(text).items()
+            if isinstance(values, dict)}
+
+
+def _override() -> Path | None:
+    override = os.environ.get(ENV_VAR)
+    if not override:
+        return None
+    path = Path(override)
+    if not path.is_file():
+        raise FileNotFoundError(f"{ENV_VAR} names {override}, which is not a file: fix the path or unset {ENV_VAR}.")
+    return path
+
+
 def load() -> dict[str, dict[str, float]]:
     """All targets: the package's defaults, overridden by the file named in ``TFPERF_TARGETS``."""
     table = _read(resources.files("tfperf").joinpath("targets.toml").read_text(encoding="utf-8"))
-    override = os.environ.get(ENV_VAR)
-    if override and Path(override).is_file():
-        for exercise, values in _read(Path(override)).items():
+    override = _override()
+    if override is not None:
+        for exercise, values in _read(override).items():
             table.setdefault(exercise, {}).update(values)
     return table
+
+
+def is_measured(exercise: str, device_class: str) -> bool:
+    """Whether the target in force for ``exercise`` on ``device_class`` was measured (not reasoned)."""
+    override = _override()
+    if override is not None and device_class in _read(override).get(exercise, {}):
+        return True
+    defaults = _measured(resources.files("tfperf").joinpath("targets.toml").read_text(encoding="utf-8"))
+    return device_class in defaults.get(exercise, set())
 
 
 def target_for(exercise: str, device_class: str | None = None) -> float:

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import copy
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from tfperf import device
 # Bound once at import: code under test that patches ``time.perf_counter`` cannot
 # change what we read.
 _clock = time.perf_counter
+_pick = random.SystemRandom()  # which timed call's result is kept for checking: not predictable
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -153,3 +156,84 @@ def compare(candidate: Callable[[], Any], baseline: Callable[[], Any], *, pairs:
         if progress:
             progress(i + 1, pairs)
     return Comparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b))
+
+
+@dataclass(frozen=True)
+class Witness:
+    """One timed call of the candidate, kept to be checked: a copy of its arguments, taken before
+    the call, and what it returned."""
+
+    args: tuple
+    result: Any
+
+
+@dataclass(frozen=True)
+class FreshComparison(Comparison):
+    """A :class:`Comparison` in which every timed call got new inputs; ``witnesses`` holds one
+    randomly chosen candidate call per sample."""
+
+    witnesses: tuple[Witness, ...] = ()
+
+
+def _fresh_sample(fn: Callable[..., Any], make_inputs: Callable[[], Any], calls: int, sync: Callable[[], None],
+                  keep: bool) -> tuple[float, Witness | None]:
+    """Seconds per call over ``calls`` calls, each on new inputs made before the clock starts."""
+    args = [tuple(make_inputs()) for _ in range(calls)]
+    k = _pick.randrange(calls) if keep else -1
+    kept = copy.deepcopy(args[k]) if keep else None
+    result = None
+    sync()
+    start = _clock()
+    for i, a in enumerate(args):
+        r = fn(*a)
+        if i == k:
+            result = r
+    sync()
+    elapsed = _clock() - start
+    return elapsed / calls, (Witness(kept, result) if keep else None)
+
+
+def _fresh_calls_for(fn: Callable[..., Any], make_inputs: Callable[[], Any], min_time: float,
+                     sync: Callable[[], None], max_calls: int) -> int:
+    calls = 1
+    while True:
+        per_call, _ = _fresh_sample(fn, make_inputs, calls, sync, keep=False)
+        if per_call * calls >= min_time or calls >= max_calls:
+            return calls
+        wanted = int(min_time * 1.2 / max(per_call, 1e-9)) + 1
+        calls = min(max(wanted, calls + 1), calls * 10, max_calls)
+
+
+def compare_fresh(candidate: Callable[..., Any], baseline: Callable[..., Any], make_inputs: Callable[[], Any], *,
+                  pairs: int = 7, warmup: int = 1, min_time: float = 0.05, max_calls: int = 200,
+                  sync: Callable[[], None] = _sync_default, progress: Progress | None = None) -> FreshComparison:
+    """Like :func:`compare`, but every timed call of either side gets new arguments from ``make_inputs()``,
+    made before the clock starts: an answer cannot reuse what it computed for earlier calls.
+
+    One randomly chosen candidate call per sample is kept (``witnesses``) so that the caller can
+    check its result. ``max_calls`` bounds how many inputs one sample holds at once.
+    """
+    if pairs < 1:
+        raise ValueError("pairs must be at least 1")
+    for _ in range(warmup):
+        candidate(*make_inputs())
+        baseline(*make_inputs())
+    sync()
+    calls_c = _fresh_calls_for(candidate, make_inputs, min_time, sync, max_calls)
+    calls_b = _fresh_calls_for(baseline, make_inputs, min_time, sync, max_calls)
+    cand, base, ratios, witnesses = [], [], [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
+            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
+        else:
+            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
+            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
+        cand.append(c)
+        base.append(b)
+        witnesses.append(w)
+        ratios.append(b / max(c, 1e-12))
+        if progress:
+            progress(i + 1, pairs)
+    return FreshComparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b),
+                           tuple(witnesses))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,8 +28,17 @@ pytestmark = pytest.mark.slow
 CELL_TIMEOUT = 60
 
 
+#: For a quicker run while developing: only cases whose name contains one of these (comma-separated).
+ONLY_ENV_VAR = "TFPERF_ROUNDTRIP_ONLY"
+
+
 def submissions_for(assignment: str):
-    return importlib.import_module(f"tests.grading.submissions.{assignment}").SUBMISSIONS
+    """The chapter's plausible answers, then its red team (answers that try to fool the checks)."""
+    cases = list(importlib.import_module(f"tests.grading.submissions.{assignment}").SUBMISSIONS)
+    if importlib.util.find_spec(f"tests.grading.red_team.{assignment}") is not None:
+        cases += importlib.import_module(f"tests.grading.red_team.{assignment}").RED_TEAM
+    only = [part for part in os.environ.get(ONLY_ENV_VAR, "").split(",") if part]
+    return [c for c in cases if any(part in c.name for part in only)] if only else cases
 
 
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:

@@ -46,7 +46,7 @@ def test_calibrate_runs_notebooks_and_writes_targets(tmp_path, capsys):
         "slow = lambda x: (time.sleep(0.02), x * 2)[1]\n"
         "fast = lambda x: x * 2\n"
         "grading.assert_speedup(fast, slow, exercise='00_demo.fast', target=1.0, pairs=5, min_time=0.02,\n"
-        "                       make_inputs=lambda: (np.arange(3.0),))\n")],
+        "                       make_inputs=lambda: (np.random.default_rng().random(3),))\n")],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     path = tmp_path / "demo.ipynb"
     nbformat.write(nb, path)

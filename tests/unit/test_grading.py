@@ -31,7 +31,7 @@ def fast(x):
 
 
 def check(candidate, **kw):
-    kw.setdefault("target", 3.0)
+    kw.setdefault("target", 3.0)  # target=None: from the targets file
     grading.assert_speedup(candidate, baseline, exercise="01_tensors.keep_data_on_device", make_inputs=make_inputs,
                            section=SECTION, pairs=3, min_time=0.02, **kw)
 
@@ -62,8 +62,44 @@ def test_skipping_work_by_remembering_the_last_answer_fails():
             memo["result"] = fast(x)
         return memo["result"]
 
-    with pytest.raises(GradingFailure, match="on new inputs"):
+    with pytest.raises(GradingFailure, match="differs from the expected values"):
         check(remembers)
+
+
+def test_remembering_by_content_gains_nothing_every_timed_call_gets_new_inputs():
+    memo = {}
+
+    def remembers_slow_results(x):
+        key = x.tobytes()
+        if key not in memo:
+            memo[key] = baseline(x)
+        return memo[key]
+
+    with pytest.raises(GradingFailure, match="not fast enough"):
+        check(remembers_slow_results)
+
+
+def test_skipping_work_in_timed_calls_is_caught_by_the_calls_kept_for_checking():
+    calls = []
+
+    def lazy(x):
+        calls.append(1)
+        return fast(x) if len(calls) <= 3 else tf.zeros_like(x)  # right while checked first, then skips
+
+    with pytest.raises(GradingFailure, match="timed call"):
+        check(lazy)
+
+
+def test_inputs_that_never_change_are_refused_as_a_course_bug():
+    with pytest.raises(ValueError, match="same content twice"):
+        grading.assert_speedup(fast, baseline, exercise="01_tensors.keep_data_on_device",
+                               make_inputs=lambda: (np.ones(3, np.float32),), target=1.0, pairs=1, min_time=0.001)
+
+
+def test_a_target_file_that_does_not_exist_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("TFPERF_TARGETS", str(tmp_path / "missing.toml"))
+    with pytest.raises(FileNotFoundError, match="missing.toml"):
+        check(fast, target=None)
 
 
 def test_wrong_dtype_and_shape_and_type_fail():

@@ -111,8 +111,32 @@ def test_steady_epochs_passes_a_steady_loop():
 def test_steady_epochs_fails_on_retracing_and_on_growth():
     with pytest.raises(grading.GradingFailure, match="kept tracing after the first epoch: traces per epoch 5, 5, 5"):
         grading.assert_steady_epochs(_epochs("retrace"), (6,), what="the loop", section="7. Progressive slowdown")
+    with pytest.raises(grading.GradingFailure, match=r"does different work in different epochs: epoch 2 ran AddV2 x40"):
+        grading.assert_steady_epochs(_epochs("grows"), (6,), what="the loop")
+
+
+def test_steady_epochs_times_growth_that_the_counters_cannot_see():
+    import time
+
+    def slower_python(epochs, on_epoch_end):
+        for epoch in range(epochs):
+            tf.constant(1.0) + 1.0
+            time.sleep(0.01 * epoch)                       # host work that grows, no TensorFlow op
+            on_epoch_end(epoch)
+
     with pytest.raises(grading.GradingFailure, match="slows down from epoch to epoch"):
-        grading.assert_steady_epochs(_epochs("grows"), (30,), what="the loop", growth=1.5, slack=0.0)
+        grading.assert_steady_epochs(slower_python, (9,), what="the loop", growth=1.5, slack=0.0)
+
+
+def test_steady_epochs_needs_work_in_every_epoch():
+    def lazy(epochs, on_epoch_end):
+        for epoch in range(epochs):
+            if epoch < 2:
+                tf.constant(1.0) + 1.0
+            on_epoch_end(epoch)
+
+    with pytest.raises(grading.GradingFailure, match="ran no TensorFlow operations in epoch"):
+        grading.assert_steady_epochs(lazy, (5,), what="the loop")
 
 
 def test_steady_epochs_needs_the_callback():

@@ -167,3 +167,13 @@ def test_a_block_knows_when_its_wrappers_were_removed():
         ops._EagerTensorBase._numpy = lambda self: 0.0    # learner code switching the counter off
         assert host_syncs.tampered() == ["_EagerTensorBase._numpy"]
     assert tf.constant(2.0).numpy() == 2.0                # the original is back
+
+
+def test_patches_removed_from_inside_a_block_are_noticed():
+    from tfperf import host_syncs
+
+    with host_syncs.counting():
+        host_syncs._patches._restore()          # what an answer could call to stop being counted
+        assert host_syncs.tampered() == ["every counting patch (removed while counting)"]
+    with host_syncs.counting():                 # the next block counts again
+        assert host_syncs.tampered() == []

@@ -7,10 +7,13 @@ cannot reach the test cell's stderr (which nbgrader would score as a failure).
 
 One module per kind of check: ``results`` (what code returns), ``speed`` (speedups and
 steady epochs), ``tracing`` (trace counts), ``syncs`` (host reads and uploads),
-``printing`` (what code prints); ``calls`` runs learner code quietly.
+``printing`` (what code prints); ``calls`` runs learner code quietly; ``guard``
+refuses to grade in a kernel whose grading, timing, counting or TensorFlow state, or
+whose given code (registered with :func:`given`), was changed.
 """
 
 from tfperf.grading.calls import GradingFailure
+from tfperf.grading.guard import given
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
@@ -21,5 +24,5 @@ __all__ = [
     "GradingFailure", "RECORD_ENV_VAR",
     "assert_host_syncs_at_most", "assert_prints_at_most", "assert_prints_each_call", "assert_raises",
     "assert_speedup", "assert_steady_epochs", "assert_traces_at_most", "assert_uploads_at_most",
-    "check_function", "check_reports", "check_same_as", "check_same_result", "tracing_count",
+    "check_function", "check_reports", "check_same_as", "check_same_result", "given", "tracing_count",
 ]

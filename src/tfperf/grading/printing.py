@@ -7,9 +7,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tfperf import logs
+from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call_capturing, reread
 
 
+@guard.checked
 def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
                           section: str | None = None) -> Any:
     """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
@@ -28,6 +30,7 @@ def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: in
     return result
 
 
+@guard.checked
 def assert_prints_each_call(fn: Callable[..., Any], calls: Sequence[Sequence[Any]], patterns: Sequence[str], *,
                             what: str = "Your function", section: str | None = None) -> list[str]:
     """Fail unless call ``i`` of ``fn`` (with ``calls[i]``) prints output matching regex ``patterns[i]``.

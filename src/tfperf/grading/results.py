@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tfperf import logs
+from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 
 
@@ -20,6 +21,7 @@ def as_array(value: Any, what: str) -> np.ndarray:
         raise GradingFailure(f"{what} is a {type(value).__name__}, which is not an array of numbers.") from err
 
 
+@guard.checked
 def check_same_result(got: Any, expected: Any, *, what: str = "The result", rtol: float = 1e-5,
                       atol: float = 1e-6, check_dtype: bool = True, section: str | None = None) -> None:
     """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values."""
@@ -44,6 +46,7 @@ def check_same_result(got: Any, expected: Any, *, what: str = "The result", rtol
             f"allowed: rtol={rtol:g}, atol={atol:g}).{reread(section)}")
 
 
+@guard.checked
 def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *, what: str,
                    rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
     """Call learner code quietly and fail unless it returns ``expected``."""
@@ -51,6 +54,7 @@ def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *
     check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
 
 
+@guard.checked
 def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: Sequence[Any], *, what: str,
                   rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
     """Call learner code and ``reference`` quietly with ``args``; fail unless the results match."""
@@ -59,6 +63,7 @@ def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: S
     check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
 
 
+@guard.checked
 def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *,
                   what: str, section: str | None = None) -> None:
     """Fail unless ``fn(*args)`` raises ``error``."""
@@ -72,6 +77,7 @@ def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseE
     raise GradingFailure(f"{what} should raise {error.__name__}, but it returned normally.{reread(section)}")
 
 
+@guard.checked
 def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
                   what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
                   section: str | None = None) -> None:

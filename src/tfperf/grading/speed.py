@@ -7,32 +7,51 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfperf import device, logs, targets, timing, traces
+import numpy as np
+
+from tfperf import device, logs, op_counts, targets, timing, traces
+from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
-from tfperf.grading.results import check_same_result
+from tfperf.grading.results import as_array, check_same_result
 
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
 RECORD_ENV_VAR = "TFPERF_RECORD"
 
 
-def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None,
-                         growth: float = 2.0, slack: float = 0.005) -> Any:
-    """Call ``fn(*args, on_epoch_end)`` and fail if its epochs trace or slow down as they go.
+def _epoch_work(runs, elements) -> str:
+    top = sorted(runs, key=lambda op: -elements[op])[:3]
+    return ", ".join(f"{op} x{runs[op]} ({elements[op]} input elements)" for op in top) or "nothing"
 
-    ``fn`` must call ``on_epoch_end(epoch)`` after every epoch. After the first epoch no
-    ``tf.function`` may trace again, and the median time of the last third of the epochs
-    may exceed that of the second to the third-plus-one epoch by at most ``growth`` times
-    (plus ``slack`` seconds). Returns what ``fn`` returned.
+
+@guard.checked
+def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None,
+                         growth: float = 3.0, slack: float = 0.02) -> Any:
+    """Call ``fn(*args, on_epoch_end)`` and fail if its epochs trace or grow as they go.
+
+    ``fn`` must call ``on_epoch_end(epoch)`` after every epoch (at least 4). Counted, not
+    timed: after the first epoch no ``tf.function`` may trace, and every later epoch must
+    run the same TensorFlow operations on as many input elements as the second
+    (:mod:`tfperf.op_counts`), so work that grows with the steps done so far fails on any
+    machine, however loaded. As a back-stop for growth the counters cannot see, the median
+    time of the last third of the epochs may exceed that of the early ones by at most
+    ``growth`` times (plus ``slack`` seconds). Returns what ``fn`` returned.
     """
     marks = []
 
     def on_epoch_end(epoch: int = -1) -> None:
+        ops.mark()
         marks.append((timing.now(), counted.count))
 
-    with traces.counting() as counted:
+    guard.assert_nothing_competes("The epoch check")
+    with traces.counting() as counted, op_counts.counting() as ops:
         start = (timing.now(), 0)
         result = call(fn, (*args, on_epoch_end), who=what, section=section)
+        undone = traces.tampered() + ([] if op_counts.still_counting(ops) else ["TensorFlow's op callbacks"])
+    if undone:
+        guard.verify("The epoch check")
+        raise GradingFailure(f"The epoch check cannot grade: the grading environment was modified "
+                             f"({', '.join(undone)}). Remove the code that does it and run the notebook again.")
     if len(marks) < 4:
         raise GradingFailure(f"{what} called on_epoch_end {len(marks)} times; expected once per epoch "
                              f"(at least 4 here).{reread(section)}")
@@ -45,6 +64,21 @@ def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: s
             f"{what} kept tracing after the first epoch: traces per epoch {shown}; expected none after the first. "
             f"Each trace builds and keeps a new graph: look for arguments of a tf.function that change on every "
             f"call (Python numbers, lists that grow) and for tf.functions created inside the loop.{reread(section)}")
+    segments = ops.segments()
+    idle = [i + 1 for i, (runs, _) in enumerate(segments) if not runs]
+    if idle:
+        raise GradingFailure(f"{what} ran no TensorFlow operations in epoch(s) {idle}: every epoch must train."
+                             f"{reread(section)}")
+    second = segments[1]
+    for epoch, (runs, elements) in enumerate(segments[2:], start=3):
+        if runs != second[0] or elements != second[1]:
+            grown = sorted(op for op in runs.keys() | second[0].keys()
+                           if runs[op] != second[0][op] or elements[op] != second[1][op])
+            raise GradingFailure(
+                f"{what} does different work in different epochs: epoch 2 ran {_epoch_work(*second)}; epoch {epoch} "
+                f"ran {_epoch_work(runs, elements)} (different: {', '.join(grown[:4])}). Look for work that grows "
+                f"with the number of steps done so far (a list of every loss, a sum over all past values)."
+                f"{reread(section)}")
     third = max(1, len(seconds) // 3)
     early, late = sorted(seconds[1:1 + third])[third // 2], sorted(seconds[-third:])[third // 2]
     if late > growth * early + slack:
@@ -66,46 +100,83 @@ def _record(exercise: str, device_class: str, target: float, comparison: timing.
         f.write(json.dumps(row) + "\n")
 
 
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _same_content(a: Any, b: Any) -> bool:
+    """Whether two sets of inputs hold the same numbers (callables and other objects are ignored)."""
+    for x, y in zip(_leaves(a), _leaves(b)):
+        if isinstance(x, (int, float)) or hasattr(x, "shape"):
+            try:
+                xa, ya = as_array(x, "input"), as_array(y, "input")
+            except GradingFailure:
+                continue
+            if xa.shape != ya.shape or not np.array_equal(xa, ya):
+                return False
+    return True
+
+
+def _witness_checks(comparison: timing.FreshComparison, baseline: Callable[..., Any], *, rtol: float, atol: float,
+                    section: str | None) -> None:
+    """Recompute the unfixed result of each kept timed call and compare."""
+    for i, w in enumerate(comparison.witnesses):
+        expected = call(baseline, w.args, who="The unfixed code", section=section)
+        check_same_result(w.result, expected, what=f"Your function's result in timed call (sample {i + 1})",
+                          rtol=rtol, atol=atol, section=section)
+
+
+@guard.checked
 def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], *, exercise: str,
                    make_inputs: Callable[[], Sequence[Any]], section: str | None = None,
                    rtol: float = 1e-5, atol: float = 1e-6, pairs: int = 7, min_time: float = 0.05,
-                   target: float | None = None, vary_inputs: bool = False) -> None:
+                   target: float | None = None, hint: str | None = None) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
-    ``make_inputs()`` returns the positional arguments of both functions. The results
-    are compared on those inputs, then the two are timed in interleaved pairs, then
-    compared again on fresh inputs (an answer that remembers its last result fails).
-    The speedup must reach ``target`` (default: :func:`tfperf.targets.target_for`).
-    With ``vary_inputs=True`` every timed call gets new inputs from ``make_inputs()``
-    (for costs paid once per new value, such as tracing); keep ``make_inputs`` cheap.
+    ``make_inputs()`` returns the positional arguments of both functions; its content must
+    differ on every call (an unseeded random generator). Every timed call of either side gets
+    new inputs, made before the clock starts, so an answer that remembers earlier results
+    gains nothing; one timed call of the candidate per sample is checked against the unfixed
+    code afterwards, as are two untimed calls. Costs paid once whatever the content (tracing
+    for a shape) stay allowed. The speedup must reach ``target`` (default:
+    :func:`tfperf.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
+    says what to try next when the speed falls short.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
+    if not guard.is_given(baseline):
+        raise ValueError(f"The course's test passes a baseline that no locked cell registered with "
+                         f"grading.given(): {getattr(baseline, '__name__', baseline)!r}.")
 
-    inputs = tuple(make_inputs())
-    expected = call(baseline, inputs, who="The unfixed code", section=section)
-    got = call(candidate, inputs, who="Your function", section=section)
-    check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
+    inputs, other = tuple(make_inputs()), tuple(make_inputs())
+    if _same_content(inputs, other):
+        raise ValueError("make_inputs() returned the same content twice: timed calls need new content every "
+                         "call (draw it from an unseeded random generator).")
+    for args in (inputs, other):
+        expected = call(baseline, args, who="The unfixed code", section=section)
+        got = call(candidate, args, who="Your function", section=section)
+        check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
 
+    guard.assert_nothing_competes("The speed check")
     try:
         with logs.captured_stderr():
-            if vary_inputs:
-                comparison = timing.compare(lambda: candidate(*make_inputs()), lambda: baseline(*make_inputs()),
-                                            pairs=pairs, min_time=min_time)
-            else:
-                comparison = timing.compare(lambda: candidate(*inputs), lambda: baseline(*inputs),
-                                            pairs=pairs, min_time=min_time)
+            comparison = timing.compare_fresh(candidate, baseline, make_inputs, pairs=pairs, min_time=min_time,
+                                              progress=lambda done, total: guard.verify("The speed check"))
+    except GradingFailure:
+        raise
     except Exception as err:
         raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}") from err
-
-    fresh = tuple(make_inputs())
-    check_same_result(call(candidate, fresh, who="Your function", section=section),
-                      call(baseline, fresh, who="The unfixed code", section=section),
-                      what="Your function's result on new inputs", rtol=rtol, atol=atol, section=section)
+    guard.assert_nothing_competes("The speed check")
+    _witness_checks(comparison, baseline, rtol=rtol, atol=atol, section=section)
 
     _record(exercise, device_class, target, comparison)
     if comparison.median < target:
+        measured = "" if targets.is_measured(exercise, device_class) else (
+            f" (this target for a {device_class.upper()} was reasoned, not measured)")
+        advice = f" {hint}" if hint else ""
         raise GradingFailure(
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
-            f"the target on a {device_class.upper()} is at least {target:.2f}x.{reread(section)}")
+            f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}")
     print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")

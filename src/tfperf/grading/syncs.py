@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tfperf import host_syncs
+from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 
 
@@ -13,9 +14,15 @@ def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, secti
     """Call learner code quietly inside a host-sync counting block; return its result and the counts."""
     with host_syncs.counting() as syncs:
         result = call(fn, args, who=what, section=section)
+        undone = host_syncs.tampered()
+    if undone:
+        guard.verify("The host-sync check")
+        raise GradingFailure(f"The host-sync check cannot grade: the grading environment was modified "
+                             f"({', '.join(undone)}). Remove the code that does it and run the notebook again.")
     return result, syncs
 
 
+@guard.checked
 def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
                               section: str | None = None) -> Any:
     """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
@@ -30,6 +37,7 @@ def assert_host_syncs_at_most(fn: Callable[..., Any], args: Sequence[Any], limit
     return result
 
 
+@guard.checked
 def assert_uploads_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
                            section: str | None = None) -> Any:
     """Call ``fn(*args)`` quietly, counting NumPy arrays copied into tensors; fail above ``limit``.

@@ -1,42 +1,73 @@
-"""Checks of how often a tf.function traces."""
+"""Checks of how often a tf.function traces, and that its graphs are what runs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tfperf import op_counts, traces
+from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 
 
-def tracing_count(fn: Any, *, what: str = "Your function", section: str | None = None) -> int:
-    """How many times the ``tf.function`` ``fn`` has traced; fail if it is not a ``tf.function``."""
-    get = getattr(fn, "experimental_get_tracing_count", None)
-    if not callable(get):
+def _require_tf_function(fn: Any, what: str, section: str | None) -> None:
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    if not isinstance(fn, polymorphic_function.Function):
         raise GradingFailure(
             f"{what} is not a tf.function (it is a {type(fn).__name__}). Make {what} itself the tf.function: "
             f"decorate it with @tf.function once, where it is defined (not inside another function or a loop)."
             f"{reread(section)}")
-    return int(get())
 
 
+@guard.checked
+def tracing_count(fn: Any, *, what: str = "Your function", section: str | None = None) -> int:
+    """How many times the ``tf.function`` ``fn`` has traced; fail if it is not a ``tf.function``."""
+    _require_tf_function(fn, what, section)
+    return int(fn.experimental_get_tracing_count())
+
+
+def _graph_names(fn: Any) -> set[str]:
+    """The names under which the graphs of the ``tf.function`` ``fn`` run (``__inference_...``)."""
+    names = set()
+    for concrete in fn._list_all_concrete_functions():  # noqa: SLF001 (no public way to list them)
+        name = concrete._inference_function.name  # noqa: SLF001
+        names.add(name.decode() if isinstance(name, bytes) else name)
+    return names
+
+
+@guard.checked
 def assert_traces_at_most(fn: Any, n: int, calls: Sequence[Sequence[Any]] = (), *,
                           run: Callable[[], Any] | None = None, what: str = "Your function",
-                          section: str | None = None) -> int:
-    """Fail unless the ``tf.function`` ``fn`` traces at most ``n`` times.
+                          section: str | None = None, runs_at_least: int | None = None) -> int:
+    """Fail unless the ``tf.function`` ``fn`` traces at most ``n`` times, and its graphs do the work.
 
     ``fn`` is called with each argument tuple of ``calls``, then ``run()`` (code that
-    should call ``fn``) is run. Returns the number of traces they caused.
+    should call ``fn``) is run. Traces are counted as TensorFlow builds them
+    (:mod:`tfperf.traces`), and the executions of ``fn``'s graphs as they run
+    (:mod:`tfperf.op_counts`): they must run at least ``runs_at_least`` times (default:
+    once per call, and once for ``run``), so code that avoids tracing by not using ``fn``
+    fails. Returns the number of traces.
     """
-    before = tracing_count(fn, what=what, section=section)
-    for args in calls:
-        call(fn, tuple(args), who=what, section=section)
-    if run is not None:
-        call(run, (), who="Your code", section=section)
-    after = tracing_count(fn, what=what, section=section)
-    if after == 0:
-        raise GradingFailure(f"{what} was never called, so it never traced: the code under test does not use it."
-                             f"{reread(section)}")
-    traced = after - before
+    _require_tf_function(fn, what, section)
+    with traces.counting() as counted, op_counts.counting() as ops:
+        for args in calls:
+            call(fn, tuple(args), who=what, section=section)
+        if run is not None:
+            call(run, (), who="Your code", section=section)
+        undone = traces.tampered() + ([] if op_counts.still_counting(ops) else ["TensorFlow's op callbacks"])
+    if undone:
+        guard.verify("The tracing check")
+        raise GradingFailure(f"The tracing check cannot grade: the grading environment was modified "
+                             f"({', '.join(undone)}). Remove the code that does it and run the notebook again.")
+    traced = counted.of(fn)
+    executed = ops.runs_of(_graph_names(fn))
+    wanted = len(calls) + (1 if run is not None else 0) if runs_at_least is None else runs_at_least
+    if executed < wanted:
+        by = "the code under test" if run is not None else f"{len(calls)} calls"
+        raise GradingFailure(
+            f"{what}'s graphs ran {executed} times during {by}; expected at least {wanted}. The work must be done "
+            f"by {what} itself, as a tf.function, not by other code beside it.{reread(section)}")
     if traced > n:
         during = f"{len(calls)} calls" if calls else "one run of your code"
         raise GradingFailure(

@@ -1,0 +1,343 @@
+"""Refuse to grade in a kernel whose grading, timing, counting or TensorFlow state was changed.
+
+Learner code runs in the kernel the checks run in. :func:`arm` (called by the setup
+cell, through :func:`tfperf.course.start`, before any learner code) takes a snapshot of
+what the checks rely on; every check calls :func:`verify` when it starts and when it
+ends, and fails with "The grading environment was modified: ..." when the kernel no
+longer matches the snapshot:
+
+- the functions and classes of the course library, TensorFlow, Keras, NumPy, ``time``
+  and ``builtins`` (module attributes, and the methods of their classes);
+- TensorFlow's global switches (``tf.config.run_functions_eagerly``, synchronous
+  execution, XLA auto-clustering, op determinism), Python's trace and profile hooks,
+  the ``TFPERF_``/``TF_``/``CUDA_`` environment variables, IPython's input and AST
+  transformers, and the throughput targets (IPython's event callbacks are left alone:
+  plotting libraries register theirs; what a callback changes is seen when a check starts);
+- the given code that a locked cell registered with :func:`given` (the functions, and
+  every global name they use);
+- while code is being timed: no thread started since :func:`arm` other than the
+  library's own, and no child process (:func:`assert_nothing_competes`).
+
+What it cannot see is said in docs/instructors.md: code that never lets a check run,
+and changes to parts of TensorFlow written in C++.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import dis
+import functools
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf import targets
+from tfperf.grading.calls import GradingFailure
+
+#: Modules (and their submodules) whose functions and classes the checks rely on.
+GUARDED_PREFIXES = ("tfperf", "tensorflow", "keras", "numpy", "time", "builtins", "threading", "statistics")
+#: Environment variables that change what a check measures or expects.
+GUARDED_ENV_PREFIXES = ("TFPERF_", "TF_", "CUDA_")
+#: Attributes that their owners replace on their own: ipykernel sets ``builtins.input`` for
+#: every cell it runs (to forward stdin to the front end).
+UNGUARDED_ATTRIBUTES = {("builtins", "input")}
+#: Threads a check tolerates while it times code: the library's own samplers.
+LIBRARY_THREAD_PREFIX = "tfperf-"
+
+_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                   classmethod, staticmethod, property, types.WrapperDescriptorType,
+                   types.MethodDescriptorType, types.GetSetDescriptorType)
+
+
+def _tracked(value: Any) -> bool:
+    return isinstance(value, _CALLABLE_TYPES) or (callable(value) and not isinstance(value, types.ModuleType))
+
+
+def _guarded(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in GUARDED_PREFIXES)
+
+
+@dataclass
+class _Given:
+    """A function a locked cell defined, and the globals it used then."""
+
+    name: str
+    fn: Any
+    code: Any
+    defaults: Any
+    namespace: dict
+    names: dict[str, Any]
+
+
+@dataclass
+class _Snapshot:
+    attributes: dict[tuple[int, str], Any] = field(default_factory=dict)   # (id of owner, name) -> value
+    owners: dict[int, tuple[str, Any]] = field(default_factory=dict)       # id -> (name, module or class)
+    modules: dict[str, Any] = field(default_factory=dict)                  # sys.modules entries
+    state: dict[str, Any] = field(default_factory=dict)
+    threads: set[int] = field(default_factory=set)
+    given: dict[str, _Given] = field(default_factory=dict)
+    suspicious: set[str] = field(default_factory=set)
+
+
+_snapshot: _Snapshot | None = None
+_lock = threading.RLock()
+
+
+def _owners() -> Iterator[tuple[str, Any]]:
+    """Every guarded module loaded now, and every class defined in one of them."""
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or not _guarded(name):
+            continue
+        yield name, module
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                yield f"{name}.{value.__qualname__}", value
+
+
+def _record(snapshot: _Snapshot, owner_name: str, owner: Any) -> None:
+    snapshot.owners[id(owner)] = (owner_name, owner)
+    if isinstance(owner, types.ModuleType):
+        snapshot.modules[owner_name] = owner
+    for attr, value in list(vars(owner).items()):
+        if _tracked(value) and (owner_name, attr) not in UNGUARDED_ATTRIBUTES:
+            snapshot.attributes[(id(owner), attr)] = value
+
+
+def _global_state() -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "sys.gettrace()": sys.gettrace(), "sys.getprofile()": sys.getprofile(),
+        "threading trace hook": getattr(threading, "_trace_hook", None),
+        "threading profile hook": getattr(threading, "_profile_hook", None),
+        "targets": copy.deepcopy(targets.load()),
+    }
+    state |= {f"${k}": v for k, v in os.environ.items() if k.startswith(GUARDED_ENV_PREFIXES)}
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        from tensorflow.python.eager import context
+        from tensorflow.python.framework import config
+
+        state["tf.config.functions_run_eagerly()"] = tf.config.functions_run_eagerly()
+        state["tf.config.experimental synchronous execution"] = context.context().execution_mode
+        state["tf.config.optimizer.get_jit()"] = tf.config.optimizer.get_jit()
+        state["tf.config.experimental.enable_op_determinism"] = config.is_op_determinism_enabled()
+    shell = _ipython()
+    if shell is not None:
+        for hooks in ("input_transformers_cleanup", "input_transformers_post", "ast_transformers"):
+            state[f"IPython {hooks}"] = [id(h) for h in getattr(shell, hooks, [])]
+    return state
+
+
+def _ipython():
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def arm() -> None:
+    """Take the snapshot the checks compare against. Call before any learner code runs."""
+    global _snapshot
+    with _lock:
+        snapshot = _Snapshot()
+        with _suppress_import_noise():
+            import tensorflow  # noqa: F401 (loaded now so that it is in the snapshot)
+            try:
+                import keras  # noqa: F401
+            except ImportError:
+                pass
+        for owner_name, owner in _owners():
+            _record(snapshot, owner_name, owner)
+        snapshot.state = _global_state()
+        snapshot.threads = {t.ident for t in threading.enumerate()}
+        _snapshot = snapshot
+        _seal_course_modules()
+
+
+class _SealedModule(types.ModuleType):
+    """A course module whose attributes cannot be assigned or deleted from outside it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be changed "
+                             f"in a graded notebook.")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be deleted "
+                             f"in a graded notebook.")
+
+
+def _seal_course_modules() -> None:
+    """Refuse ``tfperf.x.y = ...`` in every loaded course module (a first line of defence: :func:`verify`
+    still compares everything, since a module's ``__dict__`` can be written directly)."""
+    for name, module in list(sys.modules.items()):
+        if (name == "tfperf" or name.startswith("tfperf.")) and type(module) is types.ModuleType:
+            module.__class__ = _SealedModule
+
+
+def _unseal_course_modules() -> None:
+    for name, module in list(sys.modules.items()):
+        if type(module) is _SealedModule:
+            object.__setattr__(module, "__class__", types.ModuleType)
+
+
+def _suppress_import_noise():
+    from tfperf import logs
+
+    return logs.captured_stderr()
+
+
+def is_armed() -> bool:
+    return _snapshot is not None
+
+
+def given(*functions: Callable[..., Any]) -> None:
+    """Register functions a locked cell defines: checks fail if they, or a name they use, change later.
+
+    The first registration of a name stands; registering the name again with another function
+    counts as a change. Names the functions use must not shadow a builtin or stand for a fake
+    of a library module already when they are registered.
+    """
+    if _snapshot is None:
+        return
+    for fn in functions:
+        python_fn = getattr(fn, "python_function", fn)
+        code = getattr(python_fn, "__code__", None)
+        namespace = getattr(python_fn, "__globals__", {})
+        name = getattr(python_fn, "__name__", repr(fn))
+        known = _snapshot.given.get(name)
+        if known is not None:
+            if known.fn is not fn:
+                _snapshot.suspicious.add(f"{name} (registered as given code twice)")
+            continue
+        names = {n: namespace[n] for n in _global_names(code) if n in namespace}
+        for n, value in names.items():
+            if n in vars(builtins) and value is not vars(builtins)[n]:
+                _snapshot.suspicious.add(f"{n} (a builtin, redefined before the given {name})")
+            if isinstance(value, types.ModuleType) and sys.modules.get(value.__name__) is not value:
+                _snapshot.suspicious.add(f"{n} (not the module {value.__name__} that the given {name} expects)")
+        _snapshot.given[name] = _Given(name, fn, code, getattr(python_fn, "__defaults__", None), namespace, names)
+
+
+def is_given(fn: Any) -> bool:
+    """Whether ``fn`` was registered by :func:`given` (always true when the guard is not armed)."""
+    if _snapshot is None:
+        return True
+    return any(g.fn is fn for g in _snapshot.given.values())
+
+
+def _global_names(code: Any) -> set[str]:
+    """The global names a code object (and the functions nested in it) reads."""
+    if code is None:
+        return set()
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _differences(snapshot: _Snapshot) -> list[str]:
+    found = list(snapshot.suspicious)
+    for (owner_id, attr), value in snapshot.attributes.items():
+        owner_name, owner = snapshot.owners[owner_id]
+        if vars(owner).get(attr, None) is not value:
+            found.append(f"{owner_name}.{attr}")
+    for name, module in snapshot.modules.items():
+        if sys.modules.get(name) is not module:
+            found.append(f"sys.modules[{name!r}]")
+    state = _global_state()
+    for key in snapshot.state.keys() | state.keys():
+        if snapshot.state.get(key) != state.get(key):
+            found.append(key if not key.startswith("$") else f"the environment variable {key[1:]}")
+    for g in snapshot.given.values():
+        if g.namespace.get(g.name) is not g.fn:
+            found.append(f"{g.name} (defined by a given cell, then redefined)")
+            continue
+        python_fn = getattr(g.fn, "python_function", g.fn)
+        if getattr(python_fn, "__code__", None) is not g.code or getattr(python_fn, "__defaults__", None) != g.defaults:
+            found.append(f"{g.name} (its code was replaced)")
+        for n, value in g.names.items():
+            if g.namespace.get(n, None) is not value:
+                found.append(f"{n} (used by the given {g.name}, then redefined)")
+    return sorted(set(found))
+
+
+def _learn_new_modules(snapshot: _Snapshot) -> None:
+    """Modules first imported after :func:`arm` are taken as they are when first seen."""
+    for owner_name, owner in _owners():
+        if id(owner) not in snapshot.owners and owner_name not in snapshot.modules:
+            _record(snapshot, owner_name, owner)
+
+
+def verify(what: str = "This check") -> None:
+    """Fail with a clear message if the grading environment differs from the snapshot."""
+    with _lock:
+        if _snapshot is None:
+            return
+        _learn_new_modules(_snapshot)
+        _seal_course_modules()
+        found = _differences(_snapshot)
+    if found:
+        shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+        raise GradingFailure(
+            f"{what} cannot grade: the grading environment was modified ({shown}). Answers must not change "
+            f"the course library, TensorFlow, NumPy, the given code or the kernel's settings: remove the code "
+            f"that does it, restart the kernel and run the notebook again from the top.")
+
+
+def checked(check: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a public check: :func:`verify` before it runs and after it returns."""
+
+    @functools.wraps(check)
+    def run_check(*args: Any, **kwargs: Any) -> Any:
+        verify("This check")
+        result = check(*args, **kwargs)
+        verify("This check")
+        return result
+
+    return run_check
+
+
+def competitors() -> list[str]:
+    """Threads started since :func:`arm` (except the library's own) and child processes, by name."""
+    if _snapshot is None:
+        return []
+    # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
+    found = [f"thread {t.name!r}" for t in threading.enumerate()
+             if t.ident not in _snapshot.threads and t.is_alive() and not t.name.startswith(LIBRARY_THREAD_PREFIX)
+             and not isinstance(t, threading._DummyThread)]
+    found += [f"child process {pid}" for pid in _children()]
+    return found
+
+
+def _children() -> list[int]:
+    pids = []
+    try:
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{task}/children", encoding="ascii") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+    return pids
+
+
+def assert_nothing_competes(what: str = "This check") -> None:
+    """Fail if code started by the notebook is running beside the code about to be timed."""
+    found = competitors()
+    if found:
+        raise GradingFailure(
+            f"{what} cannot time your code while other work runs in the kernel ({', '.join(found)}). "
+            f"Answers must not start threads or processes: remove the code that starts them, restart the kernel "
+            f"and run the notebook again from the top.")
+
+
+def _reset_for_tests() -> None:
+    global _snapshot
+    _snapshot = None
+    _unseal_course_modules()
+
+
+__all__ = ["arm", "assert_nothing_competes", "checked", "competitors", "given", "is_armed", "is_given", "verify"]

@@ -1,0 +1,136 @@
+"""Red team, chapter 5: answers that avoid the syncs, copies and slowdown only on paper.
+
+Classes of the grading-integrity issue: (1) remembering, (2) changing what the grader reads,
+(4) fooling a counter, (5) the wrong idea.
+"""
+
+from tests.grading.submission import Submission
+
+_TRAIN = '''
+@tf.function
+def train_block(w, xs, ys):
+    loss = tf.constant(0.0)
+    for i in tf.range(tf.shape(xs)[0]):
+        loss = gpu_sync.train_step(w, xs[i], ys[i])
+    return loss
+
+def _train(w0, xs, ys, report, every):
+    w = tf.Variable(w0)
+    steps = xs.shape[0]
+    for start in range(0, steps, every):
+        loss = train_block(w, xs[start:start + every], ys[start:start + every])
+        report(min(start + every, steps) - 1, float(loss))
+    return w.read_value()
+'''
+
+_EPOCHS_OK = '''
+def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    total, count, running = tf.constant(0.0), 0, []
+    for epoch in range(epochs):
+        for i in range(xs.shape[0]):
+            total += gpu_sync.train_step(w, xs[i], ys[i])
+            count += 1
+        running.append(total / count)
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''
+
+RED_TEAM = [
+    # (1) Remembers the weights per problem size: the visible and hidden result checks use sizes
+    #     once each, so they pass; the speed check's new data on every timed call exposes it.
+    Submission("red1_train_memo_by_size", {"train": _TRAIN + '''
+_memo = {}
+def train(w0, xs, ys, report, every):
+    key = (tuple(xs.shape), every)
+    if key not in _memo:
+        _memo[key] = _train(w0, xs, ys, report, every)
+    return _memo[key]
+'''}, {"train_speed_tests": 0}),
+    # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop.
+    Submission("red2_slows_the_library_step", {"train": _TRAIN + '''
+import time, traceback
+_step = gpu_sync.train_step
+def _slow_step(*args):
+    if any(f.name == "train_unfixed" for f in traceback.extract_stack(limit=4)):
+        time.sleep(0.002)
+    return _step(*args)
+gpu_sync.train_step = _slow_step
+def train(w0, xs, ys, report, every):
+    return _train(w0, xs, ys, report, every)
+'''}, {"train_tests": 0, "train_speed_tests": 0, "train_epochs_tests": 0, "fit_tests": 0}),
+    # (4) Switches the host-sync counter off from inside the answer, then reads every step.
+    Submission("red4_switches_the_counter_off", {"train": '''
+from tfperf import host_syncs
+def train(w0, xs, ys, report, every):
+    host_syncs._patches._restore()
+    w = tf.Variable(w0)
+    for step in range(xs.shape[0]):
+        loss = gpu_sync.train_step(w, xs[step], ys[step])
+        if (step + 1) % every == 0 or step == xs.shape[0] - 1:
+            report(step, loss.numpy())
+        else:
+            loss.numpy()
+    return w.read_value()
+'''}, {"train_tests": 0, "train_speed_tests": 0}),
+    # (4, 5) Does every epoch's work before the first epoch ends, then calls the callback in a row.
+    Submission("red5_epochs_all_work_first", {"train_epochs": '''
+def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    total, count, running = tf.constant(0.0), 0, []
+    for epoch in range(epochs):
+        for i in range(xs.shape[0]):
+            total += gpu_sync.train_step(w, xs[i], ys[i])
+            count += 1
+        running.append(total / count)
+    for epoch in range(epochs):
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''}, {"train_epochs_tests": 0}),
+    # (5) No tf.function, so no retracing, but the running mean still stacks every loss so far.
+    Submission("red5_epochs_eager_growing_mean", {"train_epochs": '''
+def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses, running = [], []
+    for epoch in range(epochs):
+        for i in range(xs.shape[0]):
+            losses.append(gpu_sync.train_step(w, xs[i], ys[i]))
+            running_mean = tf.reduce_mean(tf.stack(losses))
+        running.append(running_mean)
+        on_epoch_end(epoch)
+    return w.read_value(), tf.stack(running)
+'''}, {"train_epochs_tests": 0}),
+    # (2) Patches NumPy's comparison so that any result passes, with a wrong answer.
+    Submission("red2_patches_numpy_allclose", {"train_epochs": _EPOCHS_OK + '''
+import numpy
+numpy.allclose = lambda *args, **kwargs: True
+def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+    w, running = _train_epochs(w0, xs, ys, epochs, on_epoch_end)
+    return w * 0.0, running
+'''}, {"train_epochs_tests": 0, "fit_tests": 0}),
+    # (4) Copies every batch of every epoch through a Python list: still an upload per batch.
+    Submission("red4_fit_uploads_through_lists", {"fit": '''
+def fit(w0, x, y, batch, epochs):
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for start in range(0, len(x), batch):
+            xb = tf.constant(x[start:start + batch].tolist())
+            yb = tf.constant(y[start:start + batch].tolist())
+            gpu_sync.train_step(w, xb, yb)
+    return w.read_value()
+'''}, {"fit_tests": 0}),
+    # (4) Replays a generator through tf.data every epoch: every batch is delivered (copied) again.
+    Submission("red4_fit_generator_every_epoch", {"fit": '''
+def fit(w0, x, y, batch, epochs):
+    def batches():
+        for start in range(0, len(x), batch):
+            yield x[start:start + batch], y[start:start + batch]
+    spec = (tf.TensorSpec([None, x.shape[1]], tf.float32), tf.TensorSpec([None, y.shape[1]], tf.float32))
+    data = tf.data.Dataset.from_generator(batches, output_signature=spec)
+    w = tf.Variable(w0)
+    for epoch in range(epochs):
+        for xb, yb in data:
+            gpu_sync.train_step(w, xb, yb)
+    return w.read_value()
+'''}, {"fit_tests": 0}),
+]
