@@ -8,11 +8,29 @@
 See docs/instructors.md.
 """
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
+
+from tfperf import sandbox
+from tfperf.autograding import GradingExecute, RestoreCells
 from tfperf.logs import NOISE_PATTERN
+from tfperf.screening import ScreenAnswers
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 here = Path(__file__).resolve().parent
@@ -43,8 +61,37 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # points only, and grading goes on with the next cell.
 c.Execute.timeout = 180
 c.Execute.interrupt_on_timeout = True
-# Grade with the same interpreter that runs nbgrader (the course's venv).
-c.Execute.kernel_name = "python3"
+# Grade in the sandboxed kernel (tfperf.sandbox; install it once with
+# `python -m tfperf.sandbox install`): the course's interpreter under bubblewrap, with a
+# read-only view of the system, the course and the gradebook, a private working folder and
+# /tmp, no network, CPU-time and memory limits. Learners' own JupyterLab keeps "python3".
+c.Execute.kernel_name = sandbox.KERNEL_NAME
+# Without a network the kernel talks to nbgrader over Unix sockets (ZeroMQ ipc), in a folder
+# of this run's own: the only folder besides its working folder that the kernel can write.
+_sockets = Path(tempfile.mkdtemp(prefix="tfperf-grading-"))
+atexit.register(shutil.rmtree, _sockets, ignore_errors=True)
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = str(_sockets / "kernel")
+# What learner code must not even read: the gradebook, the other students' work, the feedback,
+# the instructor's source (hidden tests). Everything else is read-only to it.
+os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
+    str(path) for path in (here / "gradebook.db", here / "submitted", here / "autograded", here / "feedback",
+                           here.parent / "solutions"))
+if sys.argv[1:2] == ["autograde"]:
+    sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
+
+# Honest work is not lost (tfperf.autograding): a kernel that dies costs the rest of its
+# notebook only, and every instructor cell (locked cells, test cells, their metadata) is
+# restored from the gradebook, and put back where a submission lacks it.
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells,
+                                      CheckCellMetadata]
+# After running a submission, its answer cells are screened statically (tfperf.screening): an
+# answer that changes the grading (module attributes, kernel hooks, threads, the environment,
+# given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
+# goes to reports/screen.jsonl. Set c.ScreenAnswers.penalize = False to report without zeroing.
+c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ScreenAnswers, ClearMetadataPreprocessor,
+                                       LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
 
 # nbgrader scores a test cell 0 if it writes to stderr. TensorFlow writes log lines there
 # on its own (oneDNN notice, cuInit on CPU machines): drop exactly those, and Python

@@ -27,10 +27,16 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``grading``: the checks that the nbgrader tests call (a package, one module per kind);
   every failure says what was measured, what was expected, and which section to reread.
 - ``course``: ``start()``, what a notebook's setup cell calls.
+- ``screening``: ``ScreenAnswers``, the static screen of answer cells (``grading.screen``) as an
+  nbgrader preprocessor (for instructors).
 - ``launch``: Colab and Binder links, Colab metadata and the setup cell, built from the one configured
   repository and ref (``pyproject.toml``'s ``[tool.tfperf.launch]``; for contributors).
 - ``nblint``: named rules every notebook follows (for contributors).
 - ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint | launch`` (for contributors).
+- ``sandbox``: ``python -m tfperf.sandbox install | check``: the kernel nbgrader grades in,
+  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+- ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
+  the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.

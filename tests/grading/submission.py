@@ -6,6 +6,7 @@ A chapter lists its submissions in ``tests/grading/submissions/<assignment>.py``
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from dataclasses import dataclass, field
@@ -19,24 +20,57 @@ class Submission:
 
     ``edits`` maps a solution cell's grade_id to its new source. ``expected`` maps a test
     cell's grade_id to the points it must get; unlisted test cells must get full points.
+
+    Tampering with the instructor's cells: ``locked_edits`` maps a locked cell's grade_id
+    (a given cell, a test cell) to a new source; ``metadata_edits`` maps a cell's grade_id
+    to changes of its nbgrader metadata (``{"grade_id": "mine"}``, ``{"points": 100}``), or
+    to None to delete the cell. ``without_notebook`` hands in the assignment's folder with
+    no notebook in it.
     """
 
     name: str
-    edits: dict[str, str]
+    edits: dict[str, str] = field(default_factory=dict)
     expected: dict[str, float] = field(default_factory=dict)
+    locked_edits: dict[str, str] = field(default_factory=dict)
+    metadata_edits: dict[str, dict | None] = field(default_factory=dict)
+    without_notebook: bool = False
+
+    @property
+    def touched(self) -> set[str]:
+        """grade_ids of every cell this submission changes."""
+        return set(self.edits) | set(self.locked_edits) | set(self.metadata_edits)
+
+    @property
+    def claims(self) -> set[str]:
+        """grade_ids whose score this submission decides: the expected ones and the tampered ones."""
+        return set(self.expected) | set(self.locked_edits) | set(self.metadata_edits)
 
     @property
     def student_id(self) -> str:
         """The name as an nbgrader student id (a folder name): lowercase letters, digits, underscores."""
         return re.sub(r"[^a-z0-9]+", "_", self.name.lower()).strip("_")
 
-    def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+        """The submitted notebook (None: no notebook handed in)."""
+        if self.without_notebook:
+            return None
         nb = copy.deepcopy(reference)
         ids = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
         for grade_id, source in self.edits.items():
             cell = ids.get(grade_id)
             assert cell is not None and cell.metadata["nbgrader"].get("solution"), f"{grade_id} is not a solution cell"
             cell.source = source
+        for grade_id, source in self.locked_edits.items():
+            cell = ids.get(grade_id)
+            assert cell is not None and cell.metadata["nbgrader"].get("locked"), f"{grade_id} is not a locked cell"
+            cell.source = source
+        for grade_id, changes in self.metadata_edits.items():
+            cell = ids.get(grade_id)
+            assert cell is not None, f"no cell {grade_id}"
+            if changes is None:
+                nb.cells.remove(cell)
+            else:
+                cell.metadata["nbgrader"].update(changes)
         return nb
 
 
@@ -61,11 +95,38 @@ class PackedSubmission:
     def expected(self) -> dict[str, float]:
         return {k: v for m in self.members for k, v in m.expected.items()}
 
-    def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode:
-        return Submission(self.student_id, self.edits()).notebook(reference)
+    def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+        merged = Submission(self.student_id, self.edits(),
+                            locked_edits={k: v for m in self.members for k, v in m.locked_edits.items()},
+                            metadata_edits={k: v for m in self.members for k, v in m.metadata_edits.items()},
+                            without_notebook=any(m.without_notebook for m in self.members))
+        nb = merged.notebook(reference)
+        return None if nb is None else without_demonstrations(nb)
+
+
+def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with its demonstration cells (code cells that nbgrader does not track) cut down to their
+    import statements: what the graded cells need from them. A learner may delete or change these
+    cells too; the reference and the untouched student version are graded whole, the corpus without
+    them, which makes each packed student a third to half cheaper to grade."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and not cell.metadata.get("nbgrader"):
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            cell.source = "\n".join(ast.get_source_segment(cell.source, node) for node in tree.body
+                                    if isinstance(node, (ast.Import, ast.ImportFrom)))
+            cell.outputs = []
+    return nb
 
     def accepts(self, candidate: Submission) -> bool:
-        return not (set(candidate.edits) & set(self.edits()) or set(candidate.expected) & set(self.expected()))
+        """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
+        if candidate.without_notebook or any(m.without_notebook for m in self.members):
+            return False
+        touched = set().union(*(m.touched for m in self.members))
+        claims = set().union(*(m.claims for m in self.members))
+        return not (candidate.touched & touched or candidate.claims & claims)
 
 
 def pack(submissions: list[Submission]) -> list[PackedSubmission]:

@@ -4,23 +4,35 @@ For every assignment: generate the student version, then autograde, in one run, 
 reference solution, the untouched student version and the chapter's plausible answers
 (tests/grading/submissions/<assignment>.py; answers to different exercises are packed
 into one student); then generate feedback and export grades.
+
+Grading runs in the sandboxed kernel (tfperf.sandbox), installed for this course only.
+The course lies outside /tmp (which the sandbox replaces by its own), so the answers that
+try to write the gradebook or the course see them, read-only (tests/grading/attacks.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import importlib
 import importlib.util
 import os
 import shutil
+import socket
+import sqlite3
 import subprocess
+import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from tests.conftest import REPO, assignments
+from tests.grading import attacks
 from tests.grading.submission import pack
 
 pytestmark = pytest.mark.slow
@@ -42,35 +54,91 @@ def submissions_for(assignment: str):
 
 
 def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run(["nbgrader", *args], cwd=course, capture_output=True, text=True, timeout=1800)
+    env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"))
+    result = subprocess.run(["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    (course.parent / "logs").mkdir(exist_ok=True)
+    (course.parent / "logs" / f"{'-'.join(args[:2])}.log").write_text(result.stdout + result.stderr)
     return result
+
+
+@contextlib.contextmanager
+def answer_server(answers: dict[str, str]):
+    """Serves each solution cell's reference source on the host's loopback (attacks.ANSWER_PORT):
+    an answer that reached it would score full points. Yields the list of connections it got."""
+    server = socket.create_server(("127.0.0.1", attacks.ANSWER_PORT), reuse_port=True)
+    served: list[str] = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                grade_id = connection.makefile().readline().strip()
+                served.append(grade_id)
+                connection.sendall(answers.get(grade_id, "").encode())
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield served
+    finally:
+        server.close()
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """Content hash of every file of the course that grading must not change."""
+    files = [*root.glob("solutions/**/*"), *root.glob("notebooks/**/*"), *root.glob("autograde/submitted/**/*"),
+             root / "autograde" / "nbgrader_config.py"]
+    return {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()}
 
 
 
 @pytest.fixture(scope="module")
-def graded_course(tmp_path_factory) -> Path:
+def graded_course() -> Path:
     """A copy of the course where every assignment was released, submitted, graded and exported."""
-    root = tmp_path_factory.mktemp("course")
+    base = Path(os.environ.get("TFPERF_ROUNDTRIP_DIR", Path.home() / ".cache" / "tfperf-course"))
+    base.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="roundtrip-", dir=base))
+    try:
+        yield grade_everything(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def grade_everything(root: Path) -> Path:
     shutil.copytree(REPO / "solutions", root / "solutions")
     (root / "notebooks").mkdir()
     (root / "autograde").mkdir()
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", root / "autograde")
+    subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")], check=True)
     course = root / "autograde"
     for assignment in assignments():
         nbgrader(course, "generate_assignment", assignment, "--force")
+        answers = {}
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
+            answers |= {c.metadata["nbgrader"]["grade_id"]: c.source for c in reference.cells
+                        if c.metadata.get("nbgrader", {}).get("solution")}
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
             candidates = {"reference": reference, "untouched": student_version}
             candidates |= {p.student_id: p.notebook(reference) for p in pack(submissions_for(assignment))}
             for student, nb in candidates.items():
                 target = course / "submitted" / student / assignment / source.name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                nbformat.write(nb, target)
+                if nb is None:  # handed in without the notebook
+                    (target.parent / "notes.txt").write_text("I forgot the notebook")
+                else:
+                    nbformat.write(nb, target)
+        before = fingerprint(root)
         # A shorter cell timeout than the course's 180 s keeps the endless-loop case cheap;
         # the slowest honest graded cell takes about 10 s here.
-        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}")
+        with answer_server(answers) as served:
+            nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}")
+        (root / "logs" / f"served-{assignment}.txt").write_text("\n".join(served))
+        (root / "logs" / f"changed-{assignment}.txt").write_text(
+            "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v)))
         nbgrader(course, "generate_feedback", assignment, "--force")
     nbgrader(course, "export")
     return root
@@ -81,6 +149,32 @@ def grades(course_root: Path, assignment: str, student: str) -> dict[str, tuple[
     with Gradebook(f"sqlite:///{course_root / 'autograde' / 'gradebook.db'}") as gb:
         submission = gb.find_submission(assignment, student)
         return {g.name: (g.score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+
+
+def test_grading_left_the_course_and_gradebook_intact(graded_course):
+    """No answer reached outside its own folder: the gradebook holds only nbgrader's automatic
+    scores, no course file changed, no marker file was written, no connection was made."""
+    with contextlib.closing(sqlite3.connect(graded_course / "autograde" / "gradebook.db")) as db:
+        manual = db.execute("SELECT id, manual_score FROM grade WHERE manual_score IS NOT NULL").fetchall()
+    assert not manual, f"scores written into the gradebook: {manual}"
+    for assignment in assignments():
+        assert (graded_course / "logs" / f"changed-{assignment}.txt").read_text() == "", assignment
+        assert (graded_course / "logs" / f"served-{assignment}.txt").read_text() == "", assignment
+    own = graded_course / "autograde" / "autograded"
+    markers = [p for p in graded_course.rglob(attacks.MARKER) if own not in p.parents]
+    markers += [p for p in (Path("/etc") / attacks.MARKER, Path.home() / attacks.MARKER) if p.exists()]
+    assert not markers, markers
+
+
+def test_a_submission_without_its_notebook_is_reported_and_skipped(graded_course):
+    for assignment in assignments():
+        for packed in pack(submissions_for(assignment)):
+            if any(m.without_notebook for m in packed.members):
+                log = (graded_course / "logs" / f"autograde-{assignment}.log").read_text()
+                assert f"submitted/{packed.student_id}/{assignment}" in log and "No notebooks" in log
+                with Gradebook(f"sqlite:///{graded_course / 'autograde' / 'gradebook.db'}") as gb:
+                    with pytest.raises(MissingEntry):
+                        gb.find_submission(assignment, packed.student_id)
 
 
 def test_submission_names_are_distinct_student_ids():
@@ -107,6 +201,10 @@ CASES = [(a, s) for a in assignments() for s in submissions_for(a)]
 @pytest.mark.parametrize("assignment, submission", CASES, ids=[f"{a}-{s.name}" for a, s in CASES])
 def test_plausible_answers_score_what_they_deserve(graded_course, assignment, submission):
     packed = next(p for p in pack(submissions_for(assignment)) if submission in p.members)
+    if submission.without_notebook:  # no grades at all (see test_a_submission_without_its_notebook_...)
+        with pytest.raises(MissingEntry):
+            grades(graded_course, assignment, packed.student_id)
+        return
     scores = grades(graded_course, assignment, packed.student_id)
     others = packed.expected()  # cells that another packed submission expects to lose
     for grade_id, (got, full) in scores.items():
@@ -122,7 +220,8 @@ def test_plausible_answers_score_what_they_deserve(graded_course, assignment, su
 @pytest.mark.parametrize("assignment", assignments())
 def test_feedback_and_export(graded_course, assignment):
     course = graded_course / "autograde"
-    students = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment)))]
+    students = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment))
+                                            if not any(m.without_notebook for m in p.members))]
     for student in students:
         assert list((course / "feedback" / student / assignment).glob("*.html")), student
     with open(course / "grades.csv", newline="") as f:

@@ -154,3 +154,18 @@ def test_patching_during_the_timing_is_noticed_between_pairs():
                                    target=0.0, pairs=3, min_time=0.001)
     finally:
         time.sleep = real_sleep
+
+
+def test_course_modules_are_loaded_and_guarded_before_a_notebook_imports_them():
+    import sys
+
+    assert "tfperf.experiments.gpu_sync" in sys.modules     # loaded by arm(), before any learner code
+    from tfperf.experiments import gpu_sync
+
+    original = gpu_sync.train_step
+    vars(gpu_sync)["train_step"] = lambda *args: original(*args)
+    try:
+        with pytest.raises(GradingFailure, match="gpu_sync.train_step"):
+            _check()
+    finally:
+        vars(gpu_sync)["train_step"] = original

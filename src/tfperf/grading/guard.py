@@ -149,6 +149,7 @@ def arm() -> None:
                 import keras  # noqa: F401
             except ImportError:
                 pass
+            _import_course_modules()
         for owner_name, owner in _owners():
             _record(snapshot, owner_name, owner)
         snapshot.state = _global_state()
@@ -181,6 +182,27 @@ def _unseal_course_modules() -> None:
     for name, module in list(sys.modules.items()):
         if type(module) is _SealedModule:
             object.__setattr__(module, "__class__", types.ModuleType)
+
+
+#: Course modules not loaded by :func:`arm`: the command line, and modules for contributors.
+NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.authoring", "tfperf.nblint")
+
+
+def _import_course_modules() -> None:
+    """Load every course module now, so that a notebook that imports one later gets the pristine one:
+    a module first seen after learner code ran could already have been changed."""
+    import importlib
+    import pkgutil
+
+    import tfperf
+
+    for info in pkgutil.walk_packages(tfperf.__path__, "tfperf."):
+        if info.name.startswith(NOT_PRELOADED):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional dependency missing: that module cannot be used anyway
+            pass
 
 
 def _suppress_import_noise():

@@ -128,6 +128,24 @@ def _witness_checks(comparison: timing.FreshComparison, baseline: Callable[..., 
                           rtol=rtol, atol=atol, section=section)
 
 
+def _timed(candidate: Callable[..., Any], baseline: Callable[..., Any], make_inputs: Callable[[], Sequence[Any]],
+           pairs: int, min_time: float, rtol: float, atol: float, section: str | None) -> timing.FreshComparison:
+    """Interleaved pairs on new inputs, with nothing else running and the kernel checked between pairs;
+    then the results of the calls kept for checking are compared with the unfixed code's."""
+    guard.assert_nothing_competes("The speed check")
+    try:
+        with logs.captured_stderr():
+            comparison = timing.compare_fresh(candidate, baseline, make_inputs, pairs=pairs, min_time=min_time,
+                                              progress=lambda done, total: guard.verify("The speed check"))
+    except GradingFailure:
+        raise
+    except Exception as err:
+        raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}") from err
+    guard.assert_nothing_competes("The speed check")
+    _witness_checks(comparison, baseline, rtol=rtol, atol=atol, section=section)
+    return comparison
+
+
 @guard.checked
 def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], *, exercise: str,
                    make_inputs: Callable[[], Sequence[Any]], section: str | None = None,
@@ -140,7 +158,9 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
     new inputs, made before the clock starts, so an answer that remembers earlier results
     gains nothing; one timed call of the candidate per sample is checked against the unfixed
     code afterwards, as are two untimed calls. Costs paid once whatever the content (tracing
-    for a shape) stay allowed. The speedup must reach ``target`` (default:
+    for a shape) stay allowed. A median between the square root of the target and the target
+    is not judged on ``pairs`` pairs alone: twice as many more are taken, and the median of
+    all decides (fewer honest answers rejected by a noisy moment, no wrong answer let through). The speedup must reach ``target`` (default:
     :func:`tfperf.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
     says what to try next when the speed falls short.
     """
@@ -159,24 +179,23 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
         got = call(candidate, args, who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
 
-    guard.assert_nothing_competes("The speed check")
-    try:
-        with logs.captured_stderr():
-            comparison = timing.compare_fresh(candidate, baseline, make_inputs, pairs=pairs, min_time=min_time,
-                                              progress=lambda done, total: guard.verify("The speed check"))
-    except GradingFailure:
-        raise
-    except Exception as err:
-        raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}") from err
-    guard.assert_nothing_competes("The speed check")
-    _witness_checks(comparison, baseline, rtol=rtol, atol=atol, section=section)
+    comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section)
+    if target ** 0.5 <= comparison.median < target:
+        # Close to the target: more evidence rather than a verdict on seven pairs. An answer that
+        # really reaches the target gets there with more pairs; one that does not stays below.
+        more = _timed(candidate, baseline, make_inputs, 2 * pairs, min_time, rtol, atol, section)
+        comparison = timing.FreshComparison(
+            comparison.ratios + more.ratios,
+            timing.Timing(comparison.candidate.samples + more.candidate.samples, more.candidate.calls_per_sample),
+            timing.Timing(comparison.baseline.samples + more.baseline.samples, more.baseline.calls_per_sample),
+            comparison.witnesses + more.witnesses)
 
     _record(exercise, device_class, target, comparison)
+    measured = "" if targets.is_measured(exercise, device_class) else (
+        f" (this target for a {device_class.upper()} was reasoned, not measured)")
     if comparison.median < target:
-        measured = "" if targets.is_measured(exercise, device_class) else (
-            f" (this target for a {device_class.upper()} was reasoned, not measured)")
         advice = f" {hint}" if hint else ""
         raise GradingFailure(
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}")
-    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}.")
+    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}{measured}.")

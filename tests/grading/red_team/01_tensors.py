@@ -59,6 +59,14 @@ os.environ["TFPERF_TARGETS"] = os.path.abspath("my_targets.toml")
 def row_scores(table, weights, steps):
     return row_scores_unfixed(table, weights, steps)
 '''}, {"row_scores_tests": 0}),
+    # (2) Replaces the speed check with one that always passes: course modules refuse the assignment
+    #     (the cell fails there), so the real check runs and fails the unfixed answer.
+    Submission("red2_replaces_the_speed_check", {"row_scores": '''
+def row_scores(table, weights, steps):
+    return row_scores_unfixed(table, weights, steps)
+from tfperf import grading
+grading.assert_speedup = lambda *args, **kwargs: print("Passed")
+'''}, {"row_scores_tests": 0}),
     # (2) Slows the baseline: TensorFlow's conversion made slower for everyone (the answer avoids it).
     Submission("red2_slows_convert_to_tensor", {"row_scores": _FIXED + '''
 import time

@@ -47,7 +47,8 @@ def train(w0, xs, ys, report, every):
         _memo[key] = _train(w0, xs, ys, report, every)
     return _memo[key]
 '''}, {"train_speed_tests": 0}),
-    # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop.
+    # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
+    #     the checks refuse the changed library from then on, in every exercise.
     Submission("red2_slows_the_library_step", {"train": _TRAIN + '''
 import time, traceback
 _step = gpu_sync.train_step
@@ -55,7 +56,7 @@ def _slow_step(*args):
     if any(f.name == "train_unfixed" for f in traceback.extract_stack(limit=4)):
         time.sleep(0.002)
     return _step(*args)
-gpu_sync.train_step = _slow_step
+vars(gpu_sync)["train_step"] = _slow_step      # past the module's refusal of `gpu_sync.train_step = ...`
 def train(w0, xs, ys, report, every):
     return _train(w0, xs, ys, report, every)
 '''}, {"train_tests": 0, "train_speed_tests": 0, "train_epochs_tests": 0, "fit_tests": 0}),

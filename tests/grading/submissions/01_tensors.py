@@ -1,5 +1,6 @@
 """Plausible answers to chapter 1's exercises, and the points each must get."""
 
+from tests.grading import attacks
 from tests.grading.submission import Submission
 
 UNFIXED_ROW_SCORES = '''
@@ -68,4 +69,63 @@ def row_scores(table, weights, steps):
     return tf.stack([tf.reduce_sum(rows[s % table.shape[0]] * weights) for s in range(steps)])
 ''',
     }),
+]
+
+
+# Reaching outside the notebook (issue 7, class 3): see tests/grading/attacks.py.
+_WRONG_WEIGHTED_MEAN = """
+def weighted_mean(counts, weights):
+    return tf.reduce_sum(counts * weights) / tf.reduce_sum(weights)
+"""
+_CORRECT_ROW_SCORES = """
+def row_scores(table, weights, steps):
+    rows = tf.convert_to_tensor(table)
+    return tf.stack([tf.reduce_sum(rows[s % table.shape[0]] * weights) for s in range(steps)])
+"""
+_SLOWED_GIVEN = """
+import time
+def row_scores_unfixed(table, weights, steps):
+    time.sleep(2)
+    return tf.stack([tf.reduce_sum(tf.convert_to_tensor(table)[s % table.shape[0]] * weights) for s in range(steps)])
+
+def table_inputs(rows=3000, columns=1000, steps=50, seed=None):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((rows, columns), dtype=np.float32),
+            tf.constant(rng.standard_normal(columns, dtype=np.float32)), steps)
+"""
+
+SUBMISSIONS += [
+    Submission("writes_the_gradebook", {"weighted_mean": attacks.writes_the_gradebook(_WRONG_WEIGHTED_MEAN)},
+               {"weighted_mean_tests": 0}),
+    # Honest work is not lost (class 7). A correct row_scores after a line that ends the kernel:
+    # the kernel is gone before the test runs, which scores 0; weighted_mean, graded before,
+    # keeps its points, and the other students are graded.
+    Submission("row_scores_then_os_exit", {"row_scores": _CORRECT_ROW_SCORES + "import os\nos._exit(1)\n"},
+               {"row_scores_tests": 0}),
+    Submission("row_scores_then_segfault", {"row_scores": _CORRECT_ROW_SCORES + "import ctypes\nctypes.string_at(0)\n"},
+               {"row_scores_tests": 0}),
+    Submission("row_scores_then_sigkill", {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\n"
+                                           "os.kill(os.getpid(), signal.SIGKILL)\n"}, {"row_scores_tests": 0}),
+    # An endless loop that ignores the interrupt sent at the time limit: the kernel is given up,
+    # the rest of the notebook scores 0 (plain nbgrader dropped the whole submission).
+    Submission("row_scores_ignores_the_interrupt", {"row_scores": "import signal\n"
+                                                    "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
+               {"row_scores_tests": 0}),
+    # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
+    Submission("weighted_mean_os_exit", {"weighted_mean": "import os\nos._exit(3)\n"},
+               {"weighted_mean_tests": 0, "row_scores_tests": 0}),
+    # Tampering with the instructor's cells: they are restored from the gradebook, and the
+    # answer is scored on its merits.
+    Submission("test_cell_edited_to_pass", {"weighted_mean": _WRONG_WEIGHTED_MEAN}, {"weighted_mean_tests": 0},
+               locked_edits={"weighted_mean_tests": "print('Passed')"}),
+    Submission("given_baseline_slowed", {"row_scores": UNFIXED_ROW_SCORES}, {"row_scores_tests": 0},
+               locked_edits={"row_scores_given": _SLOWED_GIVEN}),
+    # Honest answers whose test cell's metadata was changed (by accident or not): full points,
+    # out of the instructor's points.
+    Submission("test_cell_worth_100_points", metadata_edits={"weighted_mean_tests": {"points": 100}}),
+    Submission("test_cell_deleted", metadata_edits={"weighted_mean_tests": None}),
+    Submission("test_cell_marked_ungraded", metadata_edits={"row_scores_tests": {"grade": False, "locked": False}}),
+    Submission("test_cell_renamed", metadata_edits={"weighted_mean_tests": {"grade_id": "my_tests"}}),
+    # No notebook handed in: reported, every test scores 0, the other students are graded.
+    Submission("no_notebook", without_notebook=True, expected={"weighted_mean_tests": 0, "row_scores_tests": 0}),
 ]

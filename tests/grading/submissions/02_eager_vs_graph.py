@@ -114,3 +114,9 @@ SUBMISSIONS = [
         expected={"train_tests": 0.0},
     ),
 ]
+
+
+# An honest answer whose test cell was renamed: nbgrader puts the instructor's cell back, full points.
+SUBMISSIONS += [
+    Submission("total_logged_tests_renamed", metadata_edits={"total_logged_tests": {"grade_id": "my_tests"}}),
+]

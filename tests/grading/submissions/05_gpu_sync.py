@@ -1,5 +1,6 @@
 """Round-trip cases of chapter 5 (05_gpu_sync): the unfixed loop and the plausible wrong answers."""
 
+from tests.grading import attacks
 from tests.grading.submission import Submission
 
 _UNFIXED = '''def train(w0, xs, ys, report, every):
@@ -191,4 +192,22 @@ SUBMISSIONS += [
     Submission("fit_tf_data_cache", {"fit": _FIT_TF_DATA_CACHE}, {"fit_tests": 0}),
     # Correct alternative: each batch copied once: full marks.
     Submission("fit_batches_copied_once", {"fit": _FIT_BATCHES_ONCE}),
+]
+
+
+# Reaching outside the notebook (issue 7, class 3; tests/grading/attacks.py): wrong answers
+# that try to get their points another way score 0, and the course stays intact.
+SUBMISSIONS += [
+    Submission("epochs_unfixed_overwrites_the_course",
+               {"train_epochs": attacks.overwrites_the_course(_EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
+    Submission("epochs_unfixed_fetches_the_answer",
+               {"train_epochs": attacks.fetches_the_answer("train_epochs", _EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
+    Submission("epochs_unfixed_spawns_a_shell",
+               {"train_epochs": attacks.spawns_a_shell(_EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
+    # The right answer after reserving 12 GiB: over the sandbox's memory limit (8 GiB) the
+    # allocation fails (MemoryError), the answer is never defined, and the kernel lives on for
+    # the next exercises. (np.empty touches no page: without the limit it would cost nothing.)
+    Submission("train_needs_12_gib", {"train": "import numpy as np\nscratch = np.empty(12 * 2**30, np.uint8)\n"
+                                      + attacks.reference_source("05_gpu_sync", "train")},
+               {"train_tests": 0.0, "train_speed_tests": 0.0}),
 ]

@@ -1,0 +1,223 @@
+"""A static screen of answer cells: constructs that have no place in an honest answer.
+
+The checks run in the kernel the answers run in (:mod:`tfperf.grading.guard` notices most
+changes to it), but code that keeps a check from running at all, or that changes what a
+check reads before the check can look, is best caught before the notebook runs. This screen
+reads an answer cell's source (it runs nothing) and reports, with line numbers:
+
+- changing modules or objects from outside: assigning or deleting attributes of imported
+  modules (``tf.x = ...``), ``setattr``/``delattr``, ``vars()``/``globals()``, dunder
+  attributes (``__dict__``, ``__code__``, ``__globals__``, ...), private names of the course
+  library (``host_syncs._patches``);
+- the kernel and the interpreter: ``get_ipython``, ``sys.modules``, ``sys.settrace``,
+  ``sys._getframe``, ``importlib``, ``inspect``, ``gc``, ``ctypes``, ``exec``/``eval``/
+  ``compile``/``__import__``, ``builtins``;
+- the environment and other processes: ``os.environ``, ``os.putenv``, ``os.system``,
+  ``os.fork``, ``threading``, ``_thread``, ``multiprocessing``, ``subprocess``, ``signal``;
+- TensorFlow's global switches (``tf.config.run_functions_eagerly``, ...);
+- files outside the working directory (``open`` of an absolute path or one with ``..``);
+- redefining a name that a locked cell defines (the given code).
+
+An instructor decides what a finding costs; the course's default (``tfperf.autograding``)
+is 0 points for the exercise, with the finding in the feedback.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: Names that the notebooks bind to modules before any answer cell.
+NOTEBOOK_MODULES = ("tf", "np", "keras", "plt", "tfperf", "grading", "timing", "device", "sizes", "source",
+                    "host_syncs", "traces", "op_counts", "gpu_sync", "eg", "td", "kf", "course", "logs")
+#: ``module.attribute`` uses that are flagged (the rest of ``os`` and ``sys`` is fine).
+FLAGGED_ATTRIBUTES = {
+    "os": {"environ", "putenv", "unsetenv", "system", "fork", "forkpty", "kill", "popen", "execv", "execve",
+           "execvp", "spawnv", "_exit", "chdir"},
+    "sys": {"modules", "settrace", "setprofile", "_getframe", "meta_path", "path_hooks", "exit", "setrecursionlimit"},
+}
+#: Modules of which an answer may import nothing at all.
+FORBIDDEN_MODULES = ("importlib", "inspect", "gc", "ctypes", "threading", "_thread", "multiprocessing",
+                     "subprocess", "signal", "builtins")
+FLAGGED_CALLS = {"setattr", "delattr", "vars", "globals", "locals", "exec", "eval", "compile", "__import__",
+                 "get_ipython", "breakpoint"}
+#: TensorFlow switches that change how every function runs.
+FLAGGED_TF_CONFIG = {"run_functions_eagerly", "set_synchronous_execution", "set_jit", "enable_op_determinism",
+                     "set_visible_devices", "set_logical_device_configuration", "enable_tensor_float_32_execution"}
+ALLOWED_DUNDERS = {"__init__", "__call__", "__name__", "__doc__", "__len__", "__iter__", "__next__",
+                   "__enter__", "__exit__", "__repr__", "__str__", "__eq__", "__hash__"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One construct the screen flagged: where, and why."""
+
+    line: int
+    what: str
+
+    def describe(self) -> str:
+        return f"line {self.line}: {self.what}"
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _Screen(ast.NodeVisitor):
+    def __init__(self, given_names: Iterable[str]):
+        self.findings: list[Finding] = []
+        self.given = set(given_names)
+        self.modules: dict[str, str] = {}  # local name -> module it is bound to
+
+    def flag(self, node: ast.AST, what: str) -> None:
+        self.findings.append(Finding(getattr(node, "lineno", 0), what))
+
+    # Imports: remember module names; flag forbidden modules.
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            if alias.name.split(".")[0] in FORBIDDEN_MODULES:
+                self.flag(node, f"imports {alias.name}")
+            self._private_import(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if module.split(".")[0] in FORBIDDEN_MODULES:
+            self.flag(node, f"imports from {module}")
+        for alias in node.names:
+            self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if (module.split(".")[0] in ("os", "sys") and alias.name in FLAGGED_ATTRIBUTES[module.split(".")[0]]):
+                self.flag(node, f"imports {module}.{alias.name}")
+            if alias.name.startswith("_"):
+                self.flag(node, f"imports the private name {alias.name} from {module}")
+            self._private_import(node, f"{module}.{alias.name}")
+
+    def _private_import(self, node: ast.AST, dotted: str) -> None:
+        if dotted.startswith("tfperf") and any(part.startswith("_") for part in dotted.split(".")):
+            self.flag(node, f"imports a private part of the course library ({dotted})")
+
+    # Assignments to attributes of modules, and to given names.
+    def _target(self, target: ast.AST, node: ast.AST, verb: str) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element, node, verb)
+        elif isinstance(target, ast.Attribute):
+            base = _dotted(target.value)
+            root = base.split(".")[0] if base else None
+            if root in self.modules or root in NOTEBOOK_MODULES:
+                self.flag(node, f"{verb} {base}.{target.attr}, an attribute of a module")
+        elif isinstance(target, ast.Subscript):
+            base = _dotted(target.value)
+            if base and (base.endswith("environ") or base.endswith("modules") or base.endswith("__dict__")):
+                self.flag(node, f"{verb} an item of {base}")
+        elif isinstance(target, ast.Name) and target.id in self.given:
+            self.flag(node, f"redefines {target.id}, which a locked cell defines")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, node, "assigns")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target, node, "assigns")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target, node, "assigns")
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._target(target, node, "deletes")
+        self.generic_visit(node)
+
+    def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        if node.name in self.given:
+            self.flag(node, f"redefines {node.name}, which a locked cell defines")
+        self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _definition
+
+    # Calls, attributes and names.
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dotted(node.func)
+        if isinstance(node.func, ast.Name) and node.func.id in FLAGGED_CALLS:
+            self.flag(node, f"calls {node.func.id}()")
+        if name and name.split(".")[-1] in FLAGGED_TF_CONFIG and ".config" in name:
+            self.flag(node, f"changes a TensorFlow switch ({name})")
+        if isinstance(node.func, ast.Name) and node.func.id == "open" and node.args:
+            path = node.args[0]
+            if isinstance(path, ast.Constant) and isinstance(path.value, str):
+                if path.value.startswith(("/", "~")) or ".." in path.value.split("/"):
+                    self.flag(node, f"opens a file outside the working directory ({path.value})")
+            else:
+                self.flag(node, "opens a file whose path is computed")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
+            self.flag(node, f"uses the attribute {node.attr}")
+        base = _dotted(node.value)
+        if base:
+            module = self.modules.get(base.split(".")[0], base.split(".")[0])
+            root = module.split(".")[0]
+            if root in FLAGGED_ATTRIBUTES and base == base.split(".")[0] and node.attr in FLAGGED_ATTRIBUTES[root]:
+                self.flag(node, f"uses {root}.{node.attr}")
+            if (module.startswith("tfperf") or base in ("grading", "timing", "host_syncs", "traces", "op_counts",
+                                                        "instrument", "targets", "guard")) \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                self.flag(node, f"uses {base}.{node.attr}, a private part of the course library")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in ("__builtins__", "__loader__", "__spec__"):
+            self.flag(node, f"uses {node.id}")
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            if name in self.given:
+                self.flag(node, f"rebinds {name}, which a locked cell defines, through 'global'")
+
+
+def screen(source: str, *, given_names: Iterable[str] = ()) -> list[Finding]:
+    """What in one answer cell's ``source`` has no place in an honest answer (empty when nothing).
+
+    ``given_names`` are the names that locked cells define. Source that does not parse is
+    not flagged here: running it reports the error.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    visitor = _Screen(given_names)
+    visitor.visit(tree)
+    unique = {(f.line, f.what): f for f in visitor.findings}
+    return sorted(unique.values(), key=lambda f: (f.line, f.what))
+
+
+def defined_names(source: str) -> set[str]:
+    """The top-level names a (locked) cell defines: functions, classes and assigned names."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+__all__ = ["Finding", "defined_names", "screen"]

@@ -1,0 +1,67 @@
+"""The static screen of answer cells: honest answers pass untouched, tampering is flagged with its line."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tfperf.grading.screen import defined_names, screen
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _answer_cells():
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        given = set()
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code":
+                continue
+            if meta.get("solution"):
+                yield path.parent.name, meta["grade_id"], cell.source, set(given)
+            elif meta.get("locked"):
+                given |= defined_names(cell.source)
+
+
+@pytest.mark.parametrize("chapter, grade_id, source, given", list(_answer_cells()),
+                         ids=[f"{c}-{g}" for c, g, _, _ in _answer_cells()])
+def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, given):
+    assert screen(source, given_names=given) == []
+
+
+@pytest.mark.parametrize("source, flagged", [
+    ("import tfperf.targets\ntfperf.targets.target_for = lambda *a: 0.0", "tfperf.targets.target_for, an attribute"),
+    ("tf.convert_to_tensor = slow", "tf.convert_to_tensor, an attribute of a module"),
+    ("import os\nos.environ['TFPERF_TARGETS'] = 'x'", "os.environ"),
+    ("tf.config.run_functions_eagerly(True)", "TensorFlow switch"),
+    ("import threading\nthreading.Thread(target=f).start()", "imports threading"),
+    ("get_ipython().input_transformers_post.append(f)", "calls get_ipython()"),
+    ("vars(gpu_sync)['train_step'] = f", "calls vars()"),
+    ("gpu_sync.__dict__['train_step'] = f", "__dict__"),
+    ("from tfperf import host_syncs\nhost_syncs._patches._restore()", "private part of the course library"),
+    ("setattr(np, 'allclose', f)", "calls setattr()"),
+    ("def train_unfixed(*a):\n    pass", "redefines train_unfixed"),
+    ("open('/work/autograde/gradebook.db', 'w')", "outside the working directory"),
+    ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
+    ("exec('x = 1')", "calls exec()"),
+    ("f.__code__ = g.__code__", "__code__"),
+])
+def test_tampering_is_flagged_with_its_line(source, flagged):
+    findings = screen(source, given_names={"train_unfixed"})
+    assert any(flagged in f.what for f in findings), findings
+    assert all(f.line >= 1 for f in findings)
+
+
+def test_ordinary_code_is_not_flagged():
+    source = (
+        "import numpy as np\nimport math, time\n"
+        "class Model:\n    def __init__(self):\n        self.w = 1\n"
+        "m = Model()\nm.w = 2\nresults = {}\nresults['a'] = 1\n"
+        "with open('notes.txt', 'w') as f:\n    f.write('ok')\n"
+        "w = tf.Variable(1.0)\nw.assign(2.0)\nprint(len([1]), sys_version := 3)\n")
+    assert screen(source) == []
+
+
+def test_source_that_does_not_parse_is_left_to_the_kernel():
+    assert screen("def broken(:\n") == []
