@@ -41,8 +41,19 @@ c.CourseDirectory.course_id = "tf-gpu-performance"
 c.CourseDirectory.source_directory = "../solutions"
 c.CourseDirectory.release_directory = "../notebooks"
 
-# Student versions: a solution region becomes this stub.
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A local exchange (git-ignored), so that Formgrader's Release and Collect work from `make instructor`'s
+# server; on a JupyterHub, point this at the hub's shared exchange instead.
+c.Exchange.root = str(here / "exchange")
+try:
+    (here / "exchange").mkdir(exist_ok=True)  # nbgrader checks that it exists; it does not create it
+except OSError:  # a read-only checkout (a sandboxed grader): Release and Collect are not needed there
+    pass
+
+# Student versions: a solution region becomes this stub. Run as it is, it says what to do; a Check
+# cell that calls an unwritten function says "... is not written yet. Reread the section ...".
+c.ClearSolutions.code_stub = {
+    "python": '# YOUR CODE HERE\nraise NotImplementedError("Not written yet: replace this line with your answer '
+              '(the exercise says what to write and which section to reread).")'}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Execution while grading. Throughput checks time code for a few seconds; a cell that

@@ -31,8 +31,10 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``course``: ``start()``, what a notebook's setup cell calls.
 - ``screening``: ``ScreenAnswers``, the static screen of answer cells (``grading.screen``) as an
   nbgrader preprocessor (for instructors).
+- ``launch``: Colab and Binder links, Colab metadata and the setup cell, built from the one configured
+  repository and ref (``pyproject.toml``'s ``[tool.tfperf.launch]``; for contributors).
 - ``nblint``: named rules every notebook follows (for contributors).
-- ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint`` (for contributors).
+- ``authoring``: ``python -m tfperf.authoring normalize | release | check | lint | launch`` (for contributors).
 - ``sandbox``: ``python -m tfperf.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs

@@ -4,6 +4,8 @@
     python -m tfperf.authoring release               notebooks/ <- nbgrader generate_assignment solutions/
     python -m tfperf.authoring check                 fail unless notebooks/ is what nbgrader generates
     python -m tfperf.authoring lint                  the named rules of tfperf.nblint, on solutions/
+    python -m tfperf.authoring launch                Colab/Binder badges, Colab metadata and setup cells
+                                                     from pyproject.toml's [tool.tfperf.launch], then release
 
 ``solutions/`` is the single source; ``notebooks/`` is generated and never edited by hand.
 """
@@ -23,12 +25,12 @@ from pathlib import Path
 
 import nbformat
 
-from tfperf import nblint
+from tfperf import launch, nblint
 from tfperf.checkout import course_root
 
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _KEEP_CELL_METADATA = ("nbgrader", "tags", "editable", "deletable")
-_KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+_KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info", "accelerator", "colab")
 
 
 def assignments(root: Path) -> list[str]:
@@ -146,6 +148,22 @@ def lint(root: Path) -> list[nblint.Problem]:
     return [nblint.Problem(p.rule, p.path.relative_to(root), p.cell, p.message) for p in problems]
 
 
+def apply_launch(root: Path) -> list[Path]:
+    """Rewrite every solution notebook's launch parts and the README's badges from the configuration."""
+    config = launch.load(root)
+    titles = {}
+    for path in solution_notebooks(root):
+        nb = nbformat.read(path, as_version=4)
+        notebook = launch.student_path(path, root)
+        launch.apply(nb, config, notebook)
+        path.write_text(nbformat.writes(normalize(nb)) + "\n", encoding="utf-8")
+        titles[notebook] = launch.title(nb)
+    readme = root / "README.md"
+    readme.write_text(launch.update_readme(readme.read_text(encoding="utf-8"), launch.badge_table(config, titles)),
+                      encoding="utf-8")
+    return release(root)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf.authoring", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("release", help="regenerate notebooks/ from solutions/")
     sub.add_parser("check", help="fail unless notebooks/ is in sync with solutions/")
     sub.add_parser("lint", help="check the named rules of tfperf.nblint on every notebook of solutions/")
+    sub.add_parser("launch", help="Colab/Binder links, Colab metadata and setup cells from pyproject.toml, then release")
     args = parser.parse_args(argv)
     root = course_root()
     if args.command == "normalize":
@@ -162,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in changed:
             print(f"{'not normalized' if args.check else 'normalized'}: {path.relative_to(root)}")
         return 1 if (args.check and changed) else 0
-    if args.command == "release":
-        for path in release(root):
+    if args.command in ("release", "launch"):
+        for path in (release(root) if args.command == "release" else apply_launch(root)):
             print(f"generated: {path.relative_to(root)}")
         return 0
     if args.command == "lint":

@@ -152,6 +152,11 @@ def health_check(info: DeviceInfo, *, expect_gpu: bool | None = None) -> list[st
             "CUDA libraries do not match this TensorFlow (install tensorflow[and-cuda] of the "
             "same version). On Colab: Runtime > Change runtime type > GPU."
         )
+    if info.kind == "cpu" and info.platform == "colab" and not expect_gpu:
+        problems.append(
+            "This Colab runtime has no GPU, so everything runs on the CPU. To use one: "
+            "Runtime > Change runtime type > a GPU (e.g. T4) > Save, then run the notebook again from this cell."
+        )
     if info.kind == "cpu" and info.platform == "binder":
         problems.append(
             "Binder has no GPU: the experiments run on the CPU. The effects are smaller than on "

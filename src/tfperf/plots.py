@@ -97,3 +97,34 @@ def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str
         ax.annotate(annotate.format(value), (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                     ha="center", va="bottom", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
+
+
+def plot_grouped_barh(ax, groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | None], Sequence[str]]],
+                      *, xlabel: str) -> None:
+    """Horizontal bars, one group per row label and one bar per series in each group, each annotated.
+
+    ``series`` is ``[(name, values, notes)]``: one value (None: not measured) and one note per group.
+    Stays readable with many series (runs): group labels are written once, series are told apart by
+    colour and the legend, and notes sit right of the bars inside the axes.
+    """
+    n = max(len(series), 1)
+    height = 0.8 / n
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    largest = max((v for _, values, _ in series for v in values if v is not None), default=1.0) or 1.0
+    for i, (name, values, notes) in enumerate(series):
+        ys = [g + (i - (n - 1) / 2) * height for g in range(len(groups))]
+        shown = [(y, v, note) for y, v, note in zip(ys, values, notes) if v is not None]
+        if not shown:
+            continue
+        ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=height * 0.9,
+                color=colors[i % len(colors)], label=name)
+        for y, v, note in shown:
+            ax.annotate(note, (v, y), xytext=(3, 0), textcoords="offset points", va="center", ha="left",
+                        fontsize=8 if n <= 3 else 7)
+    ax.set_yticks(range(len(groups)), groups)
+    ax.invert_yaxis()  # first group on top
+    ax.set_xlim(0, largest * 1.45)  # room for the notes
+    ax.set_xlabel(xlabel)
+    ax.grid(True, axis="x", alpha=0.3)
+    if n > 1:
+        ax.legend(fontsize=8, loc="lower right")

@@ -42,3 +42,15 @@ def ladder(smallest: float, largest: float, factor: float = 4) -> list:
     while points[-1] * factor <= largest * 1.0001:
         points.append(points[-1] * factor)
     return points
+
+
+def ladder_to(largest: float, smallest: float, factor: float = 4) -> list:
+    """A sweep that ends exactly at ``largest``: ..., ``largest / factor``, ``largest``, none below ``smallest``.
+
+    For a control that sets the largest size: the largest point plotted is the one chosen.
+    Always holds ``largest``; ascending.
+    """
+    points = [largest]
+    while points[-1] / factor >= smallest / 1.0001:
+        points.append(points[-1] / factor)
+    return points[::-1]

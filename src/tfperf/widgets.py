@@ -62,6 +62,18 @@ class ExperimentPanel:
     def settings(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
 
+    def describe(self, settings: dict[str, Any]) -> str:
+        """The settings as the learner sees them: each control's label (its description), then its value."""
+        parts = []
+        for name, value in settings.items():
+            control = self.controls.get(name)
+            label = (getattr(control, "description", "") or name).rstrip(": ")
+            if isinstance(control, widgets.Checkbox):
+                parts.append(f"{label} {'on' if value else 'off'}")
+            else:
+                parts.append(f"{label}={_describe(value)}")
+        return ", ".join(parts)
+
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.max = max(total, 1)
         self.progress.value = done
@@ -87,8 +99,7 @@ class ExperimentPanel:
             self.run_button.disabled = False
         run = Run(label=label, settings=settings, records=records)
         self.runs.append(run)
-        described = ", ".join(f"{k}={_describe(v)}" for k, v in settings.items())
-        self.status.value = f"Done: {label} ({described}). Change a setting and run again to compare."
+        self.status.value = f"Done: {label} ({self.describe(settings)}). Change a setting and run again to compare."
         self.redraw()
         return run
 

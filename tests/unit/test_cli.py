@@ -4,7 +4,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from tfperf import cli, targets
+from tests.cpu_only import cpu_only_env
+from tfperf import cli, device, targets
 
 
 def test_target_is_the_geometric_midpoint_between_one_and_the_worst_reference_ratio():
@@ -14,8 +15,26 @@ def test_target_is_the_geometric_midpoint_between_one_and_the_worst_reference_ra
 
 
 def test_doctor_reports_this_machine(capsys):
-    assert cli.main(["doctor"]) == 0
-    assert "CPU only" in capsys.readouterr().out
+    status = cli.main(["doctor"])
+    out = capsys.readouterr().out
+    info = device.detect()
+    assert info.summary() in out
+    assert ("CPU only" in out) == (info.kind == "cpu") and ("GPU:" in out) == (info.kind == "gpu")
+    # Exit status 1 exactly when the driver lists a GPU that TensorFlow cannot see.
+    assert status == (1 if device.nvidia_gpu_present() and info.kind == "cpu" else 0)
+
+
+def test_doctor_with_the_gpus_hidden():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tfperf", "doctor"], capture_output=True, text=True,
+                         env=cpu_only_env(), timeout=300)
+    assert "CPU only" in out.stdout
+    if device.nvidia_gpu_present():  # the driver lists a GPU that TensorFlow was told not to see
+        assert out.returncode == 1 and "A GPU was expected" in out.stdout
+    else:
+        assert out.returncode == 0 and "No problems found." in out.stdout
 
 
 @pytest.mark.slow

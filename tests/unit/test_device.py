@@ -1,20 +1,46 @@
-"""The device module on a CPU machine, and its GPU paths with TensorFlow's driver-facing calls faked."""
+"""The device module on this machine (whatever it has), on the CPU path forced by hiding the GPUs,
+and its GPU paths with TensorFlow's driver-facing calls faked."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
 import tensorflow as tf
 
+from tests.cpu_only import run_on_cpu
 from tfperf import device
 
 
-def test_detect_on_this_cpu_machine():
+def test_detect_matches_what_tensorflow_sees_here():
     info = device.detect()
-    assert info.kind == "cpu" and info.gpus == ()
+    gpus = tf.config.list_physical_devices("GPU")
+    assert len(info.gpus) == len(gpus)
     assert info.tensorflow == tf.__version__
-    assert "CPU only" in info.summary()
-    assert device.device_class() == "cpu"
-    assert device.compute_device() == "/CPU:0"
+    if gpus:
+        assert info.kind == "gpu" and info.name == info.gpus[0]
+        assert f"GPU: {info.name}" in info.summary()
+        assert device.device_class() == "gpu" and device.compute_device() == "/GPU:0"
+    else:
+        assert info.kind == "cpu" and info.gpus == ()
+        assert "CPU only" in info.summary()
+        assert device.device_class() == "cpu" and device.compute_device() == "/CPU:0"
+
+
+def test_detect_with_the_gpus_hidden():
+    seen = run_on_cpu("""
+        import json
+        from tfperf import device
+        info = device.detect()
+        print(json.dumps([info.kind, list(info.gpus), info.summary(), device.device_class(), device.compute_device()]))
+    """)
+    kind, gpus, summary, device_class, compute = seen
+    assert kind == "cpu" and gpus == [] and "CPU only" in summary
+    assert device_class == "cpu" and compute == "/CPU:0"
+
+
+def cpu_info() -> device.DeviceInfo:
+    """This machine's description as if TensorFlow saw no GPU (the checks below are about that case)."""
+    return dataclasses.replace(device.detect(), kind="cpu", gpus=(), name=device.cpu_name())
 
 
 @pytest.fixture
@@ -78,7 +104,7 @@ def asynchronous_eager():
         tf.config.experimental.set_synchronous_execution(True)
 
 
-def test_sync_really_waits_for_queued_work_on_this_cpu(asynchronous_eager):
+def test_sync_really_waits_for_queued_work(asynchronous_eager):
     # In asynchronous mode an operation returns before it has run: device.sync() must wait for it.
     import time
 
@@ -96,7 +122,7 @@ def test_sync_really_waits_for_queued_work_on_this_cpu(asynchronous_eager):
 
 
 def test_health_check_when_a_gpu_is_expected_but_missing():
-    info = device.detect()
+    info = cpu_info()
     problems = device.health_check(info, expect_gpu=True)
     assert len(problems) == 1 and "tensorflow[and-cuda]" in problems[0]
     assert device.health_check(info, expect_gpu=False) == []
@@ -108,7 +134,7 @@ def test_health_check_expects_a_gpu_when_nvidia_smi_lists_one(tmp_path, monkeypa
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert device.nvidia_gpu_present()
-    assert device.health_check(device.detect())  # a GPU is expected, and TensorFlow sees none
+    assert device.health_check(cpu_info())  # a GPU is expected, and TensorFlow sees none
 
 
 def test_no_nvidia_smi_means_no_gpu_expected(tmp_path, monkeypatch):
@@ -131,5 +157,5 @@ def test_runtime_platform(monkeypatch, env, expected):
 
 def test_binder_note(monkeypatch):
     monkeypatch.setenv("BINDER_LAUNCH_HOST", "https://binder.example/")
-    notes = device.health_check(device.detect(), expect_gpu=False)
+    notes = device.health_check(cpu_info(), expect_gpu=False)
     assert any("Binder has no GPU" in n for n in notes)

@@ -5,7 +5,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tfperf import host_syncs  # noqa: E402
+from tests.cpu_only import run_on_cpu  # noqa: E402
+from tfperf import device, host_syncs  # noqa: E402
 from tfperf.experiments import gpu_sync  # noqa: E402
 from tfperf.plots import Run  # noqa: E402
 
@@ -68,15 +69,27 @@ def test_dispatch_vs_work_returns_both_times():
     assert r["dispatch_ms"] > 0 and r["work_ms"] > 0
 
 
-def test_asynchronous_dispatch_returns_before_the_work_is_done():
-    r = gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True)
+@pytest.fixture(scope="module")
+def asynchronous_on_cpu():
+    """Asynchronous eager execution on the CPU path (GPUs hidden): what chapter 5 shows without a GPU."""
+    return run_on_cpu("""
+        import json
+        from tfperf.experiments import gpu_sync
+        print(json.dumps({"dispatch": gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True),
+                          "waits": gpu_sync.attribute_waits(600, asynchronous=True),
+                          "synchronous_waits": sorted(gpu_sync.attribute_waits(64, asynchronous=False))}))
+    """)
+
+
+def test_asynchronous_dispatch_returns_before_the_work_is_done(asynchronous_on_cpu):
+    r = asynchronous_on_cpu["dispatch"]
     assert r["dispatch_ms"] < r["work_ms"] / 2  # queued, not run; device.sync() waited for the work
 
 
-def test_shape_waits_in_asynchronous_mode_and_dtype_does_not():
-    waits = gpu_sync.attribute_waits(600, asynchronous=True)
+def test_shape_waits_in_asynchronous_mode_and_dtype_does_not(asynchronous_on_cpu):
+    waits = asynchronous_on_cpu["waits"]
     assert waits["shape"] > 5 * max(waits["dtype"], 0.05)
-    assert set(gpu_sync.attribute_waits(64, asynchronous=False)) == {"dtype", "device", "shape"}
+    assert asynchronous_on_cpu["synchronous_waits"] == ["device", "dtype", "shape"]
 
 
 def test_feed_pipeline_yields_every_batch():
@@ -85,5 +98,9 @@ def test_feed_pipeline_yields_every_batch():
     assert len(batches) == 3 and batches[0][0].shape == (8, 32)
 
 
-def test_memory_probe_sees_no_gpu_here():
-    assert gpu_sync.memory_reserved(growth=True) is None
+def test_memory_probe_reports_the_gpu_when_there_is_one():
+    probe = gpu_sync.memory_reserved(growth=True)
+    if device.device_class() == "cpu":
+        assert probe is None
+    else:  # the probe put 4 MB of tensors on GPU 0
+        assert probe["in_use_mb"] >= 4.0

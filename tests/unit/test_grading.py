@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfperf import grading
+from tfperf import device, grading
 from tfperf.grading import GradingFailure
 
 SECTION = "5. What a copy costs"
@@ -148,7 +148,7 @@ def test_an_answer_that_patches_the_clock_is_still_timed_honestly():
 
 def test_target_comes_from_the_targets_file_by_default(monkeypatch, tmp_path):
     override = tmp_path / "t.toml"
-    override.write_text('["01_tensors.keep_data_on_device"]\ncpu = 1000000.0\n')
+    override.write_text('["01_tensors.keep_data_on_device"]\ncpu = 1000000.0\ngpu = 1000000.0\n')
     monkeypatch.setenv("TFPERF_TARGETS", str(override))
     with pytest.raises(GradingFailure, match="1000000.00x"):
         grading.assert_speedup(fast, baseline, exercise="01_tensors.keep_data_on_device", make_inputs=make_inputs,
@@ -160,7 +160,7 @@ def test_measurements_are_recorded_for_calibration(monkeypatch, tmp_path):
     monkeypatch.setenv(grading.RECORD_ENV_VAR, str(record))
     check(fast)
     row = json.loads(record.read_text())
-    assert row["exercise"] == "01_tensors.keep_data_on_device" and row["device_class"] == "cpu"
+    assert row["exercise"] == "01_tensors.keep_data_on_device" and row["device_class"] == device.device_class()
     assert len(row["ratios"]) == 3 and min(row["ratios"]) > 3.0
 
 

@@ -24,3 +24,9 @@ def test_ladder():
     assert sizes.ladder(0.01, 0.2) == pytest.approx([0.01, 0.04, 0.16])
     assert sizes.ladder(0.01, 0.001) == [0.01]
     assert sizes.ladder(16, 1024) == [16, 64, 256, 1024]
+
+
+def test_ladder_to_ends_at_the_chosen_largest_size():
+    assert sizes.ladder_to(0.2, 0.01) == pytest.approx([0.0125, 0.05, 0.2])
+    assert sizes.ladder_to(64, 0.01)[-1] == 64 and min(sizes.ladder_to(64, 0.01)) >= 0.01
+    assert sizes.ladder_to(0.005, 0.01) == [0.005]

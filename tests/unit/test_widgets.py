@@ -46,3 +46,15 @@ def test_clicking_run_runs_the_experiment():
     panel, drawn = make_panel(lambda n, progress: [{"n": n}])
     panel.run_button.click()
     assert len(panel.runs) == 1
+
+
+def test_the_status_line_names_settings_by_the_controls_labels():
+    controls = {"every": widgets.IntSlider(value=20, description="N"),
+                "strategies": widgets.SelectMultiple(options=("a", "b", "c"), value=("a", "b"), description="loops"),
+                "asynchronous": widgets.Checkbox(value=True, description="asynchronous eager"),
+                "unlabelled": widgets.IntSlider(value=1)}
+    panel = ExperimentPanel(lambda progress, **settings: [{"x": 1}], controls, lambda fig, runs: None)
+    panel.run()
+    status = panel.status.value
+    assert "N=20" in status and "loops=a/b" in status and "asynchronous eager on" in status and "unlabelled=1" in status
+    assert "every=" not in status and "strategies=" not in status

@@ -220,19 +220,25 @@ def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, ever
 
 
 def plot_sync_costs(fig, runs) -> None:
-    """Draw runs of :func:`sync_costs`: time per step by strategy, and the last run's busy timelines."""
+    """Draw runs of :func:`sync_costs`: time per step by strategy (one bar per run), and the last run's busy timelines."""
     from tfperf import plots
 
-    ax_time, ax_busy = fig.subplots(1, 2)
-    labels, values = [], []
-    for run, prefix, _ in plots.each_run(runs):
-        for r in run.records:
-            labels.append(f"{prefix}{r['strategy']} ({r['host_syncs']} reads)")
-            values.append(r["ms_per_step"])
-    plots.plot_bars(ax_time, labels, values, ylabel="time per step (ms)")
-    ax_time.set_title("Cost per training step (lower is better)")
+    ax_time, ax_busy = fig.subplots(1, 2, width_ratios=[1.25, 1])
+    strategies = [s for s in STRATEGIES if any(r["strategy"] == s for run in runs for r in run.records)]
+    series = []
+    for run in runs:
+        by_strategy = {r["strategy"]: r for r in run.records}
+        values = [by_strategy[s]["ms_per_step"] if s in by_strategy else None for s in strategies]
+        notes = [f"{by_strategy[s]['ms_per_step']:.3g} ms, {by_strategy[s]['host_syncs']} reads" if s in by_strategy else ""
+                 for s in strategies]
+        series.append((run.label, values, notes))
+    plots.plot_grouped_barh(ax_time, strategies, series, xlabel="time per step (ms)")
+    ax_time.set_title("Cost per training step (shorter is better)")
+    if len(runs) * len(strategies) > 12:  # keep every bar at least about 0.15 inch high
+        fig.set_figheight(max(fig.get_figheight(), 1.5 + 0.17 * len(runs) * len(strategies)))
     if runs:
         plot_timelines(ax_busy, runs[-1].records)
+        ax_busy.set_title(f"Device busy while the loop runs ({runs[-1].label})")
 
 
 def plot_timelines(ax, records: Sequence[dict]) -> None:
@@ -308,6 +314,10 @@ def plot_epoch_times(fig, runs) -> None:
                          logy=True, linestyle=style, xlabel="epoch", ylabel="seconds per epoch")
         plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
                          linestyle=style, xlabel="epoch", ylabel="process memory (MB, resident)")
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax_time, ax_mem):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
     ax_time.set_title("Time per epoch: a trend is a slowdown")
     ax_mem.set_title("Memory after each epoch")
     ax_time.legend(fontsize=8)

@@ -9,7 +9,16 @@ from tfperf import logs
 
 
 class GradingFailure(AssertionError):
-    """A check failed; the message is written for the learner."""
+    """A check failed; the message is written for the learner.
+
+    In IPython (JupyterLab, nbgrader's kernel) it shows as its message alone, without a
+    traceback through this library: the cell still fails, so nbgrader scores it 0.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """The lines IPython shows instead of a traceback (IPython calls this on any exception that has it)."""
+        lines = str(self).splitlines() or [type(self).__name__]
+        return [f"\x1b[0;31mCheck failed:\x1b[0m {lines[0]}", *lines[1:]]
 
 
 def reread(section: str | None) -> str:

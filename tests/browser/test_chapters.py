@@ -1,0 +1,84 @@
+"""Each chapter's experiment panel in a real JupyterLab and Chromium, as a learner meets it:
+setup cell, the cells up to the panel, two runs with a control changed in between; and a Check
+cell's failure message on the untouched student version. Screenshots: test-artifacts/browser/."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.browser.notebook_page import NotebookPage
+
+# chapter notebook, the label of the multiple-choice control the test changes, a label the status must not use
+CHAPTERS = [
+    ("01_tensors/tensors_and_devices.ipynb", "strategies", None),
+    ("02_eager_vs_graph/eager_vs_graph.ipynb", "modes", "max_width="),
+    ("05_gpu_sync/gpu_sync_pitfalls.ipynb", "loops", "every="),
+]
+
+
+def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
+    """Wait until the panel says run ``number`` is done; return the status line."""
+    status = panel.locator(".widget-html", has_text=f"Done: run {number}")
+    status.wait_for(timeout=timeout_ms)
+    return status.inner_text()
+
+
+@pytest.mark.parametrize("notebook, control_label, parameter_name", CHAPTERS, ids=lambda v: str(v).split("/")[0])
+def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts, notebook, control_label, parameter_name):
+    nb = NotebookPage(page, learner_lab, notebook).open()
+    panel_cell = nb.index(containing="ExperimentPanel(")
+    nb.run_all_above(panel_cell)  # the setup cell first, then everything the panel needs
+    assert "Computing on" in nb.output_text(nb.index(grade_id="setup"))
+    nb.run(panel_cell)
+
+    panel = nb.cell(panel_cell).locator(".jp-OutputArea .widget-vbox").first
+    panel.wait_for(timeout=30_000)
+    run_button = panel.locator("button", has_text="Run")
+    run_button.click()
+    wait_for_run(panel, 1)
+    first_plot = panel.locator(".widget-output img").first
+    first_plot.wait_for(timeout=60_000)
+    first_src = first_plot.get_attribute("src")
+
+    # change a control, as a learner would: keep only the first two choices of the multiple-choice list
+    chooser = panel.locator(".widget-select-multiple", has_text=control_label).locator("select")
+    options = chooser.locator("option").all_inner_texts()
+    assert len(options) >= 2
+    chooser.select_option(label=options[:2])
+    run_button.click()
+    status = wait_for_run(panel, 2)
+    progress = panel.locator(".widget-hprogress .progress-bar").first
+    assert progress.evaluate("el => el.style.width") in ("100%", "100.0%")
+
+    # the status line uses the controls' labels; the plot was redrawn, and the panel kept both runs
+    assert f"{control_label}=" in status
+    if parameter_name:
+        assert parameter_name not in status
+    plots = panel.locator(".widget-output img")
+    deadline = time.time() + 60  # the status line says "Done" just before the plot is redrawn
+    while plots.count() != 1 or plots.first.get_attribute("src") == first_src:
+        assert time.time() < deadline, "the plot was not redrawn after the second run"
+        page.wait_for_timeout(250)
+    panel.screenshot(path=str(artifacts / f"{notebook.split('/')[0]}-panel-after-two-runs.png"))
+    assert nb.add_cell_and_run("print([run.label for run in panel.runs])").strip() == "['run 1', 'run 2']"
+
+    assert nb.widget_failures() == []
+    assert nb.stderr_outputs() == []
+
+
+def test_a_check_cell_on_the_untouched_exercise_shows_a_short_message(page, learner_lab, artifacts):
+    nb = NotebookPage(page, learner_lab, "01_tensors/tensors_and_devices.ipynb").open()
+    nb.run(nb.index(grade_id="setup"))
+    for index in (nb.index(containing="import tensorflow as tf"), nb.index(grade_id="weighted_mean"),
+                  nb.index(grade_id="weighted_mean_tests")):
+        nb.run(index)
+    check = nb.index(grade_id="weighted_mean_tests")
+    nb.cell(check).scroll_into_view_if_needed()
+    nb.cell(check).screenshot(path=str(artifacts / "01_tensors-check-cell-unwritten.png"))
+    shown = nb.cell(check).locator(".jp-OutputArea").inner_text()
+    assert "Check failed: weighted_mean([1, 2, 3], [0.5, 0.25, 0.25]) is not written yet" in shown
+    assert 'Reread the section "2. Dtypes do not mix".' in shown
+    assert "Traceback" not in shown and "tfperf" not in shown and "File " not in shown
+    assert len(shown.strip().splitlines()) <= 3

@@ -1,0 +1,67 @@
+"""The servers learners and instructors start: what they show at start-up, in a real browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+
+import pytest
+
+from tests.browser.conftest import TOKEN, start_lab, stop_lab
+from tests.conftest import REPO, assignments
+
+NBGRADER_NOISE = ("nbgrader_config.py", "exchange", "Error fetching courses", "Traceback", "[E ")
+
+
+def test_learners_see_no_nbgrader_pages_or_errors(page, learner_lab):
+    page.goto(learner_lab.page_url("lab"))
+    page.locator(".lm-MenuBar-itemLabel", has_text="Kernel").first.wait_for()
+    menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+    assert "File" in menus and "Nbgrader" not in menus  # no assignment list, course list or formgrader
+    for path in ("formgrader", "assignments", "courses"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{learner_lab.url}/{path}?token={TOKEN}", timeout=10)
+        assert err.value.code == 404
+    page.wait_for_timeout(1000)
+    log = learner_lab.log.read_text()
+    assert not [word for word in NBGRADER_NOISE if word in log], log[-3000:]
+
+
+@pytest.fixture
+def instructor_lab(tmp_path, artifacts):
+    """JupyterLab as ``make instructor`` starts it, on a scratch copy of the course (the gradebook goes there)."""
+    for folder in ("solutions", "notebooks"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    (tmp_path / "autograde").mkdir()
+    shutil.copy(REPO / "autograde" / "nbgrader_config.py", tmp_path / "autograde")
+    lab = start_lab(tmp_path, artifacts / "instructor-lab.log", cwd=tmp_path / "autograde")
+    yield lab
+    stop_lab(lab)
+
+
+def test_formgrader_lists_the_assignments_and_its_links_open_real_folders(page, instructor_lab, artifacts):
+    page.goto(instructor_lab.page_url("formgrader/manage_assignments"))
+    rows = page.locator("tr", has=page.locator("a:has(.glyphicon-search)"))  # one row per assignment
+    rows.first.wait_for(timeout=60_000)
+    page.screenshot(path=str(artifacts / "formgrader-manage-assignments.png"), full_page=True)
+    assert "exchange directory" not in page.locator("body").inner_text()  # Release and Collect work locally
+    names = [row.locator("td").first.inner_text().strip() for row in rows.all()]
+    assert sorted(names) == assignments()
+    links = {}
+    for row in rows.all():
+        name = row.locator("td").first.inner_text().strip()
+        source = row.locator("td").first.locator("a").get_attribute("href")
+        preview = row.locator("a:has(.glyphicon-search)").get_attribute("href")
+        links[name] = (source, preview)
+    for name, (source, preview) in links.items():
+        assert source.endswith(f"/../solutions/{name}") and preview.endswith(f"/../notebooks/{name}")
+        for href, folder in ((source, "solutions"), (preview, "notebooks")):
+            response = page.goto(f"{instructor_lab.url}{href}?token={TOKEN}")
+            assert response.status == 200, href
+            # the same folder as JupyterLab's file browser opens it (Formgrader inside JupyterLab)
+            lab_path = href.removeprefix("/tree/")
+            listing = json.load(urllib.request.urlopen(
+                f"{instructor_lab.url}/api/contents/{lab_path}?token={TOKEN}", timeout=10))
+            files = {item["name"] for item in listing["content"]}
+            assert files == {p.name for p in (REPO / folder / name).iterdir() if p.suffix == ".ipynb"}
