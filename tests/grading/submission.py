@@ -104,6 +104,14 @@ class PackedSubmission:
         return None if nb is None else without_demonstrations(nb)
 
 
+    def accepts(self, candidate: Submission) -> bool:
+        """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
+        if candidate.without_notebook or any(m.without_notebook for m in self.members):
+            return False
+        touched = set().union(*(m.touched for m in self.members))
+        claims = set().union(*(m.claims for m in self.members))
+        return not (candidate.touched & touched or candidate.claims & claims)
+
 def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """``nb`` with its demonstration cells (code cells that nbgrader does not track) cut down to their
     import statements: what the graded cells need from them. A learner may delete or change these
@@ -120,13 +128,6 @@ def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = []
     return nb
 
-    def accepts(self, candidate: Submission) -> bool:
-        """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
-        if candidate.without_notebook or any(m.without_notebook for m in self.members):
-            return False
-        touched = set().union(*(m.touched for m in self.members))
-        claims = set().union(*(m.claims for m in self.members))
-        return not (candidate.touched & touched or candidate.claims & claims)
 
 
 def pack(submissions: list[Submission]) -> list[PackedSubmission]:
