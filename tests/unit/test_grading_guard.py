@@ -183,3 +183,21 @@ def test_a_given_class_is_guarded_like_a_function():
     namespace["Given"].step = lambda self: 2             # a method replaced
     with pytest.raises(GradingFailure, match="Given .its code was replaced"):
         _check()
+
+
+def test_processes_started_before_the_setup_cell_do_not_compete():
+    import subprocess
+
+    before = subprocess.Popen(["sleep", "30"])
+    try:
+        guard.arm()
+        assert guard.competitors() == []
+        after = subprocess.Popen(["sleep", "30"])
+        try:
+            assert guard.competitors() == [f"child process {after.pid}"]
+        finally:
+            after.kill()
+            after.wait()
+    finally:
+        before.kill()
+        before.wait()

@@ -81,6 +81,7 @@ class _Snapshot:
     modules: dict[str, Any] = field(default_factory=dict)                  # sys.modules entries
     state: dict[str, Any] = field(default_factory=dict)
     threads: set[int] = field(default_factory=set)
+    children: set[int] = field(default_factory=set)
     given: dict[str, _Given] = field(default_factory=dict)
     suspicious: set[str] = field(default_factory=set)
 
@@ -154,6 +155,7 @@ def arm() -> None:
             _record(snapshot, owner_name, owner)
         snapshot.state = _global_state()
         snapshot.threads = {t.ident for t in threading.enumerate()}
+        snapshot.children = set(_children())
         _snapshot = snapshot
         _seal_course_modules()
 
@@ -336,14 +338,14 @@ def checked(check: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def competitors() -> list[str]:
-    """Threads started since :func:`arm` (except the library's own) and child processes, by name."""
+    """Threads (except the library's own) and child processes started since :func:`arm`, by name."""
     if _snapshot is None:
         return []
     # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
     found = [f"thread {t.name!r}" for t in threading.enumerate()
              if t.ident not in _snapshot.threads and t.is_alive() and not t.name.startswith(LIBRARY_THREAD_PREFIX)
              and not isinstance(t, threading._DummyThread)]
-    found += [f"child process {pid}" for pid in _children()]
+    found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children]
     return found
 
 
