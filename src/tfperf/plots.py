@@ -128,3 +128,20 @@ def plot_grouped_barh(ax, groups: Sequence[str], series: Sequence[tuple[str, Seq
     ax.grid(True, axis="x", alpha=0.3)
     if n > 1:
         ax.legend(fontsize=8, loc="lower right")
+
+
+def plot_busy_timeline(ax, records: Sequence[Record], *, label: str, xlabel: str = "time (s)",
+                       title: str = "Device busy") -> None:
+    """How busy the device was over time (``tfperf.monitor`` samples in each record's ``timeline``),
+    one line per record, named by its ``label`` field, with the mean in the legend."""
+    source = "cpu"
+    for r in records:
+        ax.plot([p["t"] for p in r["timeline"]], [p["busy"] for p in r["timeline"]], marker=".",
+                label=f"{r[label]} (mean {r['busy']:.0f}%)")
+        source = r["source"]
+    ax.set_ylim(0, 105)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("GPU busy (%), NVML" if source == "nvml" else "process CPU use (% of all cores)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)

@@ -243,17 +243,9 @@ def plot_sync_costs(fig, runs) -> None:
 
 def plot_timelines(ax, records: Sequence[dict]) -> None:
     """Device utilization over time, one line per record (each with ``timeline`` and ``strategy``)."""
-    source = "cpu"
-    for r in records:
-        ts = [p["t"] for p in r["timeline"]]
-        ax.plot(ts, [p["busy"] for p in r["timeline"]], marker=".", label=f"{r['strategy']} (mean {r['busy']:.0f}%)")
-        source = r["source"]
-    ax.set_ylim(0, 105)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("GPU busy (%), NVML" if source == "nvml" else "process CPU use (% of all cores)")
-    ax.set_title("Device busy while the loop runs")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    from tfperf import plots
+
+    plots.plot_busy_timeline(ax, records, label="strategy", title="Device busy while the loop runs")
 
 
 SLOWDOWN_KINDS = ("tensor argument", "Python float argument (retraces)", "losses kept in a list")

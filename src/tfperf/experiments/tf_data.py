@@ -558,18 +558,11 @@ def fit_runs(records: int, batch: int, epochs: int, variants: Sequence[dict], *,
 
 def plot_fit_runs(fig, runs) -> None:
     """Draw the last run of :func:`fit_runs`: how busy the device was while ``fit`` consumed each pipeline."""
-    ax = fig.subplots(1, 1)
-    source = "cpu"
-    for r in runs[-1].records if runs else []:
-        ax.plot([p["t"] for p in r["timeline"]], [p["busy"] for p in r["timeline"]], marker=".",
-                label=f"{r['pipeline']} (mean {r['busy']:.0f}%)")
-        source = r["source"]
-    ax.set_ylim(0, 105)
-    ax.set_xlabel("time since fit started (s)")
-    ax.set_ylabel("GPU busy (%), NVML" if source == "nvml" else "process CPU use (% of all cores)")
-    ax.set_title("How busy the device is while fit consumes the pipeline")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    from tfperf import plots
+
+    plots.plot_busy_timeline(fig.subplots(1, 1), runs[-1].records if runs else [], label="pipeline",
+                             xlabel="time since fit started (s)",
+                             title="How busy the device is while fit consumes the pipeline")
 
 
 PREFETCH_VARIANTS = ("no prefetch (autotune and inject_prefetch off)", "default options", "explicit prefetch")
