@@ -39,7 +39,9 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
-- ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
+- ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
+  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).
+- ``cli``: ``python -m tfperf doctor | calibrate | workspace | recheck``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.

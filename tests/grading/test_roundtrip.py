@@ -37,7 +37,7 @@ from tests.grading.submission import pack
 
 pytestmark = pytest.mark.slow
 
-CELL_TIMEOUT = 60
+CELL_TIMEOUT = 90
 
 
 #: For a quicker run while developing: only cases whose name contains one of these (comma-separated).
@@ -53,9 +53,11 @@ def submissions_for(assignment: str):
     return [c for c in cases if any(part in c.name for part in only)] if only else cases
 
 
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+def nbgrader(course: Path, *args: str, cpus: set[int]) -> subprocess.CompletedProcess:
+    """Run nbgrader in `course`, pinned (with every kernel it starts) to `cpus`."""
     env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"))
-    result = subprocess.run(["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800,
+                            preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
     (course.parent / "logs" / f"{'-'.join(args[:2])}.log").write_text(result.stdout + result.stderr)
@@ -95,32 +97,114 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 
 
+LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
+#: Relative cost of grading one notebook of an assignment, to balance the lanes: from a round
+#: trip of 2026-11-23 (seconds per notebook, 01 and 02 about 23 s, 05 35 s, 04 50 s, 03 87 s).
+NOTEBOOK_COST = {"03_keras_fit": 3.5, "04_tf_data": 2.0, "05_gpu_sync": 1.5}
+
+
+def grading_lanes(names: list[str]) -> list[tuple[list[str], set[int]]]:
+    """Split the assignments into lanes graded at the same time, each pinned to its own CPU.
+
+    Speed checks compare two callables in one kernel, so a lane needs a core to itself, not the
+    machine: lanes never share a CPU. A GPU cannot be split that way, so with one visible the
+    assignments run one after the other ($TFPERF_ROUNDTRIP_LANES=1 forces that too). Lanes are
+    balanced by the notebooks each grades, weighted by what one costs.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    gpu_visible = shutil.which("nvidia-smi") is not None and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or (1 if gpu_visible else len(cpus))
+    count = max(1, min(wanted, len(cpus), len(names)))
+    cost = {a: NOTEBOOK_COST.get(a, 1.0) * (2 + len(pack(submissions_for(a)))) for a in names}
+    lanes: list[list[str]] = [[] for _ in range(count)]
+    for name in sorted(names, key=cost.get, reverse=True):
+        min(lanes, key=lambda lane: sum(map(cost.get, lane))).append(name)
+    if count == 1:
+        return [(sorted(names), set(cpus))]
+    return [(sorted(lane), {cpu}) for lane, cpu in zip(lanes, cpus)]
+
+
+class GradedCourses:
+    """The courses of a round trip: one per lane, each released, submitted, graded and exported."""
+
+    def __init__(self, roots: dict[str, Path]):
+        self.roots = roots
+
+    def root(self, assignment: str) -> Path:
+        return self.roots[assignment]
+
+    def all_roots(self) -> list[Path]:
+        return sorted(set(self.roots.values()))
+
+
 @pytest.fixture(scope="module")
-def graded_course() -> Path:
-    """A copy of the course where every assignment was released, submitted, graded and exported."""
+def graded_course() -> GradedCourses:
+    """Every assignment released, submitted, graded and exported, lanes of them in parallel."""
     base = Path(os.environ.get("TFPERF_ROUNDTRIP_DIR", Path.home() / ".cache" / "tfperf-course"))
     base.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="roundtrip-", dir=base))
+    top = Path(tempfile.mkdtemp(prefix="roundtrip-", dir=base))
     try:
-        yield grade_everything(root)
+        yield grade_everything(top)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        # nbgrader's logs stay for a look after a failure (test-artifacts/ is git-ignored)
+        artifacts = REPO / "test-artifacts" / "roundtrip"
+        shutil.rmtree(artifacts, ignore_errors=True)
+        for log in top.glob("lane-*/logs/*"):
+            (artifacts / log.parent.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(log, artifacts / log.parent.parent.name / log.name)
+        shutil.rmtree(top, ignore_errors=True)
 
 
-def grade_everything(root: Path) -> Path:
+def reference_answers() -> dict[str, str]:
+    """grade_id -> the reference source of every solution cell of every assignment."""
+    answers = {}
+    for source in (REPO / "solutions").glob("*/*.ipynb"):
+        reference = nbformat.read(source, as_version=4)
+        answers |= {c.metadata["nbgrader"]["grade_id"]: c.source for c in reference.cells
+                    if c.metadata.get("nbgrader", {}).get("solution")}
+    return answers
+
+
+def grade_everything(top: Path) -> GradedCourses:
+    lanes = grading_lanes(assignments())
+    roots = {}
+    errors: list[BaseException] = []
+
+    def grade_lane(index: int, names: list[str], cpus: set[int]) -> None:
+        try:
+            grade_course(top / f"lane-{index}", names, cpus)
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+
+    with answer_server(reference_answers()) as served:
+        threads = [threading.Thread(target=grade_lane, args=(i, names, cpus)) for i, (names, cpus) in enumerate(lanes)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    (top / "served.txt").write_text("\n".join(served))
+    if errors:
+        raise errors[0]
+    for index, (names, _) in enumerate(lanes):
+        roots |= {name: top / f"lane-{index}" for name in names}
+    return GradedCourses(roots)
+
+
+def grade_course(root: Path, names: list[str], cpus: set[int]) -> None:
+    """A course of its own, graded on `cpus` only."""
     shutil.copytree(REPO / "solutions", root / "solutions")
     (root / "notebooks").mkdir()
     (root / "autograde").mkdir()
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", root / "autograde")
     subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")], check=True)
     course = root / "autograde"
-    for assignment in assignments():
-        nbgrader(course, "generate_assignment", assignment, "--force")
-        answers = {}
+    (root / "logs").mkdir()
+    (root / "logs" / "cpus.txt").write_text(" ".join(map(str, sorted(cpus))))
+    for assignment in names:
+        nbgrader(course, "generate_assignment", assignment, "--force", cpus=cpus)
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
-            answers |= {c.metadata["nbgrader"]["grade_id"]: c.source for c in reference.cells
-                        if c.metadata.get("nbgrader", {}).get("solution")}
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
             candidates = {"reference": reference, "untouched": student_version}
             candidates |= {p.student_id: p.notebook(reference) for p in pack(submissions_for(assignment))}
@@ -133,46 +217,59 @@ def grade_everything(root: Path) -> Path:
                     nbformat.write(nb, target)
         before = fingerprint(root)
         # A shorter cell timeout than the course's 180 s keeps the endless-loop case cheap;
-        # the slowest honest graded cell takes about 10 s here.
-        with answer_server(answers) as served:
-            nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}")
-        (root / "logs" / f"served-{assignment}.txt").write_text("\n".join(served))
+        # the slowest honest graded cell takes about 10 s on an idle 2-core machine
+        # (a lane has one core of it).
+        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", cpus=cpus)
         (root / "logs" / f"changed-{assignment}.txt").write_text(
             "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v)))
-        nbgrader(course, "generate_feedback", assignment, "--force")
-    nbgrader(course, "export")
-    return root
+        nbgrader(course, "generate_feedback", assignment, "--force", cpus=cpus)
+    nbgrader(course, "export", cpus=cpus)
 
 
-def grades(course_root: Path, assignment: str, student: str) -> dict[str, tuple[float, float]]:
+def grades(courses: GradedCourses, assignment: str, student: str) -> dict[str, tuple[float, float]]:
     """grade_id -> (points scored, max points) for every graded cell of a student's submission."""
-    with Gradebook(f"sqlite:///{course_root / 'autograde' / 'gradebook.db'}") as gb:
+    with Gradebook(gradebook_url(courses.root(assignment))) as gb:
         submission = gb.find_submission(assignment, student)
         return {g.name: (g.score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+
+
+def gradebook_url(root: Path) -> str:
+    return f"sqlite:///{root / 'autograde' / 'gradebook.db'}"
+
+
+def test_lanes_share_no_cpu_and_cover_every_assignment():
+    lanes = grading_lanes(assignments())
+    assert sorted(a for names, _ in lanes for a in names) == assignments()
+    cpus = [cpu for _, lane_cpus in lanes for cpu in lane_cpus]
+    assert len(cpus) == len(set(cpus)) and set(cpus) <= os.sched_getaffinity(0)
 
 
 def test_grading_left_the_course_and_gradebook_intact(graded_course):
     """No answer reached outside its own folder: the gradebook holds only nbgrader's automatic
     scores, no course file changed, no marker file was written, no connection was made."""
-    with contextlib.closing(sqlite3.connect(graded_course / "autograde" / "gradebook.db")) as db:
-        manual = db.execute("SELECT id, manual_score FROM grade WHERE manual_score IS NOT NULL").fetchall()
-    assert not manual, f"scores written into the gradebook: {manual}"
+    for root in graded_course.all_roots():
+        with contextlib.closing(sqlite3.connect(root / "autograde" / "gradebook.db")) as db:
+            manual = db.execute("SELECT id, manual_score FROM grade WHERE manual_score IS NOT NULL").fetchall()
+        assert not manual, f"scores written into the gradebook: {manual}"
     for assignment in assignments():
-        assert (graded_course / "logs" / f"changed-{assignment}.txt").read_text() == "", assignment
-        assert (graded_course / "logs" / f"served-{assignment}.txt").read_text() == "", assignment
-    own = graded_course / "autograde" / "autograded"
-    markers = [p for p in graded_course.rglob(attacks.MARKER) if own not in p.parents]
+        logs = graded_course.root(assignment) / "logs"
+        assert (logs / f"changed-{assignment}.txt").read_text() == "", assignment
+    top = graded_course.all_roots()[0].parent
+    assert (top / "served.txt").read_text() == ""
+    markers = [p for root in graded_course.all_roots() for p in root.rglob(attacks.MARKER)
+               if root / "autograde" / "autograded" not in p.parents]
     markers += [p for p in (Path("/etc") / attacks.MARKER, Path.home() / attacks.MARKER) if p.exists()]
     assert not markers, markers
 
 
 def test_a_submission_without_its_notebook_is_reported_and_skipped(graded_course):
     for assignment in assignments():
+        root = graded_course.root(assignment)
         for packed in pack(submissions_for(assignment)):
             if any(m.without_notebook for m in packed.members):
-                log = (graded_course / "logs" / f"autograde-{assignment}.log").read_text()
+                log = (root / "logs" / f"autograde-{assignment}.log").read_text()
                 assert f"submitted/{packed.student_id}/{assignment}" in log and "No notebooks" in log
-                with Gradebook(f"sqlite:///{graded_course / 'autograde' / 'gradebook.db'}") as gb:
+                with Gradebook(gradebook_url(root)) as gb:
                     with pytest.raises(MissingEntry):
                         gb.find_submission(assignment, packed.student_id)
 
@@ -219,7 +316,7 @@ def test_plausible_answers_score_what_they_deserve(graded_course, assignment, su
 
 @pytest.mark.parametrize("assignment", assignments())
 def test_feedback_and_export(graded_course, assignment):
-    course = graded_course / "autograde"
+    course = graded_course.root(assignment) / "autograde"
     students = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment))
                                             if not any(m.without_notebook for m in p.members))]
     for student in students:
