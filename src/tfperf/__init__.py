@@ -39,6 +39,8 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
+- ``classgrading``: grading a whole class (``python -m tfperf grade``); ``classgrading.slurm`` writes and
+  submits the Slurm array job that grades it on a cluster (for instructors).
 - ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 SERVER_USER = "postgres"  # the system account Debian's package creates
 SUPERUSER = "grader"  # the database role the tests connect as (password authentication)
 
@@ -101,3 +103,20 @@ class PostgresServer:
                 time.sleep(1)
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder = None
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A running server for the tests of one module (import this fixture into it)."""
+    bindir = find_binaries()
+    if bindir is None:
+        pytest.skip("PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are not installed: "
+                    "apt-get install postgresql (.ci/run does)")
+    server = PostgresServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+

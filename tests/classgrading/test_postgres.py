@@ -8,102 +8,13 @@ assignment is a toy one made here (no TensorFlow), so that the test is about the
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 import time
 
-import nbformat
 import pytest
 
-from tests.classgrading.pg_server import PostgresServer, find_binaries
-
-pytestmark = pytest.mark.slow  # runs nbgrader
-
-ASSIGNMENT = "toy"
-COURSE = "toy-course"
-# The toy's graded tests and their points: a student who passes a subset scores its sum, so each
-# subset (0..7) gives a different score and a lost or mixed-up grade cannot go unnoticed.
-TESTS = {"test_small": ("add(1, 2) == 3", 1), "test_negative": ("add(-5, 2) == -3", 2),
-         "test_strings": ("add('a', 'b') == 'ab'", 4)}
-CASES = {"test_small": ((1, 2), 3), "test_negative": ((-5, 2), -3), "test_strings": (("a", "b"), "ab")}
-STUDENTS = {f"learner{k}": k for k in range(8)}  # student id -> the subset of tests it passes, as bits
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    bindir = find_binaries()
-    if bindir is None:
-        pytest.skip("PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are not installed: "
-                    "apt-get install postgresql (.ci/run does)")
-    server = PostgresServer(bindir)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-
-
-def toy_source() -> nbformat.NotebookNode:
-    def meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
-        nbgrader = {"grade_id": grade_id, "grade": grade, "solution": solution, "locked": locked,
-                    "schema_version": 3}
-        if points is not None:
-            nbgrader["points"] = points
-        return {"nbgrader": nbgrader}
-
-    cells = [nbformat.v4.new_markdown_cell("# Toy\nWrite `add(a, b)`.", metadata=meta("intro", locked=True)),
-             nbformat.v4.new_code_cell("def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
-                                       metadata=meta("answer", solution=True))]
-    cells += [nbformat.v4.new_code_cell(f"assert {check}", metadata=meta(name, grade=True, locked=True, points=points))
-              for name, (check, points) in TESTS.items()]
-    notebook = nbformat.v4.new_notebook(cells=cells)
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return notebook
-
-
-def answer_passing(bits: int) -> str:
-    """An answer that passes exactly the tests whose bit is set (and gets the others wrong)."""
-    table = {args: (result if bits >> i & 1 else None) for i, (args, result) in enumerate(CASES.values())}
-    return f"def add(a, b):\n    return {table!r}[(a, b)]"
-
-
-def nbgrader(course, *args):
-    return subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=course, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-
-
-def finish(process, timeout=300) -> str:
-    output, _ = process.communicate(timeout=timeout)
-    assert process.returncode == 0, output
-    return output
-
-
-def make_course(course, url):
-    """A course whose nbgrader_config.py names the PostgreSQL gradebook (``CourseDirectory.db_url``)."""
-    (course / "source" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(toy_source(), course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
-        f"c.CourseDirectory.course_id = {COURSE!r}\n"
-        f"c.CourseDirectory.db_url = {url!r}\n"
-        "c.Execute.kernel_name = 'python3'\n"
-        "c.Execute.timeout = 60\n")
-
-
-def submit(course, student, bits):
-    released = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    for cell in released.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer":
-            cell.source = answer_passing(bits)
-    folder = course / "submitted" / student / ASSIGNMENT
-    folder.mkdir(parents=True)
-    nbformat.write(released, folder / f"{ASSIGNMENT}.ipynb")
-
-
-def expected_scores(bits: int) -> dict[str, float]:
-    return {name: float(points if bits >> i & 1 else 0) for i, (name, (_, points)) in enumerate(TESTS.items())}
-
+from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
+from tests.classgrading.toy import (
+    ASSIGNMENT, CASES, COURSE, STUDENTS, TESTS, answer_passing, expected_scores, finish, make_course, nbgrader, submit)
 
 def test_answers_pass_exactly_their_subset():
     for bits in range(8):
@@ -113,7 +24,8 @@ def test_answers_pass_exactly_their_subset():
         assert passed == {name for i, name in enumerate(TESTS) if bits >> i & 1}
 
 
-def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp_path):
+@pytest.mark.slow
+def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp_path):  # noqa: F811
     from nbgrader.api import Gradebook
 
     url = postgres.create_database("gradebook_parallel")
@@ -151,7 +63,8 @@ def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp
     assert {student: float(rows[student]["score"]) for student in STUDENTS} == {s: float(b) for s, b in STUDENTS.items()}
 
 
-def test_the_gradebook_is_the_server_not_a_file(postgres, tmp_path):
+@pytest.mark.slow
+def test_the_gradebook_is_the_server_not_a_file(postgres, tmp_path):  # noqa: F811
     """A db_url that names a database the server lacks makes nbgrader fail, so the URL is really used."""
     course = tmp_path / "course"
     make_course(course, postgres.url("no_such_database"))
