@@ -64,10 +64,10 @@ def test_one_task_per_chunk_on_an_exclusive_node(tmp_path):
 
 def test_one_gpu_per_task(tmp_path):
     script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "job", db_url=None, gpus_per_task=1,
-                                   exclusive=False)
+                                   exclusive=False, max_running=4)
     options = sbatch_options(script)
     assert "--gres=gpu:1" in options and "--exclusive" not in options
-    assert "--array=0-4" in options
+    assert "--array=0-4%4" in options  # at most 4 at once: one per GPU of a 4-GPU node
     assert "--db-url" not in script.read_text()  # the gradebook of the course's nbgrader_config.py
 
 
@@ -102,6 +102,15 @@ def test_a_task_outside_slurm_or_past_the_list_refuses(tmp_path):
 def test_bad_lists_are_refused(tmp_path, students, chunk, problem):
     with pytest.raises(ValueError, match=problem):
         slurm.write_array_job(ASSIGNMENT, students, tmp_path, tmp_path / "job", db_url=None, chunk=chunk)
+
+
+def test_bad_settings_are_refused(tmp_path):
+    for settings, problem in (({"max_running": 0}, "max_running"), ({"gpus_per_task": -1}, "gpus_per_task"),
+                              ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines")):
+        with pytest.raises(ValueError, match=problem):
+            slurm.write_array_job(ASSIGNMENT, ["a"], tmp_path, tmp_path / "job", db_url=None, **settings)
+    with pytest.raises(ValueError, match="not an assignment"):
+        slurm.write_array_job("../x", ["a"], tmp_path, tmp_path / "job", db_url=None)
 
 
 def test_submit_says_when_sbatch_is_missing(tmp_path, monkeypatch):

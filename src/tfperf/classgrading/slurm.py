@@ -30,11 +30,13 @@ def chunks(students: Sequence[str], chunk: int) -> list[list[str]]:
 
 def write_array_job(assignment: str, students: list[str], course_dir: Path, out: Path, *, db_url: str | None,
                     chunk: int = 1, gpus_per_task: int = 0, exclusive: bool = True, extra_sbatch: Sequence[str] = (),
-                    command: Sequence[str] = GRADE_COMMAND) -> Path:
+                    max_running: int | None = None, command: Sequence[str] = GRADE_COMMAND) -> Path:
     """Write ``out/grade-<assignment>.sbatch`` (returned) and ``out/grade-<assignment>.students``.
 
-    One array task per ``chunk`` students; ``--exclusive`` when ``exclusive``, ``--gres=gpu:N`` when
-    ``gpus_per_task`` is N > 0 (on a GPU node, pass ``exclusive=False`` to run one task per GPU side by side).
+    One array task per ``chunk`` students, at most ``max_running`` of them at once (``--array=0-K%M``; Slurm's
+    ``MaxArraySize``, 1001 by default, caps K: grade larger classes in chunks). ``--exclusive`` when
+    ``exclusive`` (the task gets whole nodes, every GPU included: sbatch(1)), ``--gres=gpu:N`` when
+    ``gpus_per_task`` is N > 0 (pass ``exclusive=False`` with it to run one task per GPU side by side).
     ``extra_sbatch`` lines are added as they are (``"--partition=gpu"``, ``"--time=02:00:00"``); task logs go
     to ``out/logs/``. ``db_url`` is passed to every task (``None``: the gradebook that the course's
     ``nbgrader_config.py`` names; with several tasks that must be a server such as PostgreSQL, not SQLite).
@@ -45,6 +47,8 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
         raise ValueError(f"chunk must be at least 1, not {chunk}")
     if gpus_per_task < 0:
         raise ValueError(f"gpus_per_task must be 0 or more, not {gpus_per_task}")
+    if max_running is not None and max_running < 1:
+        raise ValueError(f"max_running must be at least 1, not {max_running}")
     if not students:
         raise ValueError("no students to grade")
     for student in students:
@@ -60,7 +64,7 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
     script, roster = out / f"grade-{assignment}.sbatch", out / f"grade-{assignment}.students"
     tasks = len(chunks(students, chunk))
 
-    sbatch = [f"--job-name=tfperf-grade-{assignment}", f"--array=0-{tasks - 1}", "--nodes=1", "--ntasks=1",
+    sbatch = [f"--job-name=tfperf-grade-{assignment}", f"--array=0-{tasks - 1}" + (f"%{max_running}" if max_running else ""), "--nodes=1", "--ntasks=1",
               f"--output={out / 'logs' / '%A_%a.out'}"]
     if exclusive:
         sbatch.append("--exclusive")
