@@ -66,7 +66,8 @@ class SlurmCluster:
             "AccountingStorageType=accounting_storage/none",
             "SchedulerType=sched/builtin",
             "MinJobAge=600",  # finished jobs stay visible to scontrol for the test
-            f"NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory=500 State=UNKNOWN",
+            f"NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory=500"
+            " State=UNKNOWN",
             f"PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
         ]) + "\n")
 

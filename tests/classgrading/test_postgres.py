@@ -60,7 +60,8 @@ def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp
     finish(nbgrader(course, "export", "--to", str(tmp_path / "grades.csv")))  # db_url from nbgrader_config.py
     with open(tmp_path / "grades.csv", newline="") as exported:
         rows = {row["student_id"]: row for row in csv.DictReader(exported)}
-    assert {student: float(rows[student]["score"]) for student in STUDENTS} == {s: float(b) for s, b in STUDENTS.items()}
+    assert {student: float(rows[student]["score"]) for student in STUDENTS} == {
+        student: float(bits) for student, bits in STUDENTS.items()}
 
 
 @pytest.mark.slow

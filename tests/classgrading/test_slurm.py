@@ -19,6 +19,7 @@ from tfperf.classgrading import slurm
 
 # Odd but legal student ids (nbgrader's are folder names): quoting must keep each one whole.
 STUDENTS = ["ada", "o'brien jr", "$HOME", "x;rm -rf y", "zoë"]
+JOB_NAME = f"grade-{ASSIGNMENT}.sbatch"
 DB_URL = "postgresql+psycopg://grader:p%40ss$word&x@db.example:5432/gradebook"
 
 
@@ -45,15 +46,15 @@ def run_task(script, task_id, **env):
 
 
 def test_one_task_per_chunk_on_an_exclusive_node(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path / "course", tmp_path / "job", db_url=DB_URL, chunk=2,
-                                   extra_sbatch=["--partition=grading", "--time=01:00:00"])
-    assert script == tmp_path / "job" / f"grade-{ASSIGNMENT}.sbatch"
+    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path / "course", tmp_path / "slurm" / JOB_NAME,
+                                   db_url=DB_URL, chunk=2, extra_sbatch=["--partition=grading", "--time=01:00:00"])
+    assert script == tmp_path / "slurm" / JOB_NAME
     options = sbatch_options(script)
     assert "--array=0-2" in options  # 5 students in chunks of 2
     assert "--exclusive" in options and not any(o.startswith("--gres") for o in options)
     assert options[-2:] == ["--partition=grading", "--time=01:00:00"]
-    assert f"--output={tmp_path / 'job' / 'logs' / '%A_%a.out'}" in options
-    roster = tmp_path / "job" / f"grade-{ASSIGNMENT}.students"
+    assert f"--output={tmp_path / 'slurm' / 'logs' / '%A_%a.out'}" in options
+    roster = tmp_path / "slurm" / f"grade-{ASSIGNMENT}.students"
     assert roster.read_text().splitlines() == STUDENTS
     # A database URL may hold a password: only the owner reads either file.
     assert stat.S_IMODE(script.stat().st_mode) == 0o700 and stat.S_IMODE(roster.stat().st_mode) == 0o600
@@ -63,8 +64,8 @@ def test_one_task_per_chunk_on_an_exclusive_node(tmp_path):
 
 
 def test_one_gpu_per_task(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "job", db_url=None, gpus_per_task=1,
-                                   exclusive=False, max_running=4)
+    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None,
+                                   gpus_per_task=1, exclusive=False, max_running=4)
     options = sbatch_options(script)
     assert "--gres=gpu:1" in options and "--exclusive" not in options
     assert "--array=0-4%4" in options  # at most 4 at once: one per GPU of a 4-GPU node
@@ -74,20 +75,21 @@ def test_one_gpu_per_task(tmp_path):
 def test_each_task_grades_its_own_chunk(tmp_path):
     course = tmp_path / "course"
     course.mkdir()
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, course, tmp_path / "job", db_url=DB_URL, chunk=2,
+    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, course, tmp_path / "slurm" / JOB_NAME, db_url=DB_URL, chunk=2,
                                    command=recorder(tmp_path))
     for task in range(3):
         done = run_task(script, task)
         assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert [call["args"] for call in calls] == [
-        [ASSIGNMENT, "--students", *STUDENTS[start:start + 2], "--db-url", DB_URL, "--jobs", "1"]
+        [ASSIGNMENT, "--students", *STUDENTS[start:start + 2], "--course", str(course), "--db-url", DB_URL,
+         "--jobs", "1"]
         for start in (0, 2, 4)]
     assert {call["cwd"] for call in calls} == {str(course)}
 
 
 def test_a_task_outside_slurm_or_past_the_list_refuses(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "job", db_url=None, chunk=2,
+    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, chunk=2,
                                    command=recorder(tmp_path))
     done = run_task(script, None)
     assert done.returncode != 0 and "SLURM_ARRAY_TASK_ID" in done.stderr
@@ -101,20 +103,20 @@ def test_a_task_outside_slurm_or_past_the_list_refuses(tmp_path):
     (["a"], 0, "chunk must be")])
 def test_bad_lists_are_refused(tmp_path, students, chunk, problem):
     with pytest.raises(ValueError, match=problem):
-        slurm.write_array_job(ASSIGNMENT, students, tmp_path, tmp_path / "job", db_url=None, chunk=chunk)
+        slurm.write_array_job(ASSIGNMENT, students, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, chunk=chunk)
 
 
 def test_bad_settings_are_refused(tmp_path):
     for settings, problem in (({"max_running": 0}, "max_running"), ({"gpus_per_task": -1}, "gpus_per_task"),
                               ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines")):
         with pytest.raises(ValueError, match=problem):
-            slurm.write_array_job(ASSIGNMENT, ["a"], tmp_path, tmp_path / "job", db_url=None, **settings)
+            slurm.write_array_job(ASSIGNMENT, ["a"], tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, **settings)
     with pytest.raises(ValueError, match="not an assignment"):
-        slurm.write_array_job("../x", ["a"], tmp_path, tmp_path / "job", db_url=None)
+        slurm.write_array_job("../x", ["a"], tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None)
 
 
 def test_submit_says_when_sbatch_is_missing(tmp_path, monkeypatch):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "job", db_url=None)
+    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(RuntimeError, match="sbatch is not on PATH"):
         slurm.submit(script)
@@ -126,12 +128,13 @@ STAND_IN = textwrap.dedent("""\
     parser = argparse.ArgumentParser()
     parser.add_argument("assignment")
     parser.add_argument("--students", nargs="+", required=True)
+    parser.add_argument("--course", required=True)
     parser.add_argument("--db-url", required=True)
     parser.add_argument("--jobs", type=int, required=True)
     args = parser.parse_args()
     for student in args.students:
         subprocess.run([sys.executable, "-m", "nbgrader", "autograde", args.assignment, "--student", student,
-                        f"--CourseDirectory.db_url={args.db_url}"], check=True)
+                        f"--CourseDirectory.db_url={args.db_url}"], check=True, cwd=args.course)
     """)
 
 
@@ -148,12 +151,12 @@ def test_array_job_on_a_real_slurm_grades_into_postgres(slurm_cluster, postgres,
         submit(course, student, bits)
     (tmp_path / "stand_in.py").write_text(STAND_IN)
 
-    script = slurm.write_array_job(ASSIGNMENT, list(students), course, tmp_path / "job", db_url=url, chunk=2,
-                                   command=[sys.executable, str(tmp_path / "stand_in.py")])
+    script = slurm.write_array_job(ASSIGNMENT, list(students), course, tmp_path / "slurm" / JOB_NAME, db_url=url,
+                                   chunk=2, command=[sys.executable, str(tmp_path / "stand_in.py")])
     job = slurm.submit(script)
     assert job.isdigit()
     states = slurm_cluster.wait(job, timeout=240)
-    logs = {path.name: path.read_text() for path in (tmp_path / "job" / "logs").iterdir()}
+    logs = {path.name: path.read_text() for path in (tmp_path / "slurm" / "logs").iterdir()}
     assert states == {"0": ("COMPLETED", "0:0"), "1": ("COMPLETED", "0:0")}, (states, logs)
     assert sorted(logs) == [f"{job}_0.out", f"{job}_1.out"]
     assert "task 0 on " in logs[f"{job}_0.out"] and ": ada bo" in logs[f"{job}_0.out"]

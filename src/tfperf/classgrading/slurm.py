@@ -2,7 +2,7 @@
 
 ``write_array_job(...)`` writes an sbatch script and, next to it, the list of students (one a line); each
 array task picks its chunk of that list with ``SLURM_ARRAY_TASK_ID`` and runs
-``python -m tfperf grade ASSIGNMENT --students <its chunk> --db-url URL --jobs 1`` in the course folder.
+``python -m tfperf grade ASSIGNMENT --students <its chunk> --course COURSE --db-url URL --jobs 1``.
 Every task runs on an exclusive node (``--exclusive``) and/or with its own GPUs (``--gres=gpu:N``), so
 that no two timing checks share hardware, and all tasks write to one gradebook (PostgreSQL: several
 writers at once). ``submit(script)`` hands it to ``sbatch``. The course folder and the course's Python
@@ -31,15 +31,16 @@ def chunks(students: Sequence[str], chunk: int) -> list[list[str]]:
 def write_array_job(assignment: str, students: list[str], course_dir: Path, out: Path, *, db_url: str | None,
                     chunk: int = 1, gpus_per_task: int = 0, exclusive: bool = True, extra_sbatch: Sequence[str] = (),
                     max_running: int | None = None, command: Sequence[str] = GRADE_COMMAND) -> Path:
-    """Write ``out/grade-<assignment>.sbatch`` (returned) and ``out/grade-<assignment>.students``.
+    """Write the sbatch script ``out`` (returned; e.g. ``autograde/slurm/grade-01_tensors.sbatch``) and, next to
+    it, the students one a line (the same name ending in ``.students``); task logs go to ``logs/`` beside them.
 
     One array task per ``chunk`` students, at most ``max_running`` of them at once (``--array=0-K%M``; Slurm's
     ``MaxArraySize``, 1001 by default, caps K: grade larger classes in chunks). ``--exclusive`` when
     ``exclusive`` (the task gets whole nodes, every GPU included: sbatch(1)), ``--gres=gpu:N`` when
     ``gpus_per_task`` is N > 0 (pass ``exclusive=False`` with it to run one task per GPU side by side).
-    ``extra_sbatch`` lines are added as they are (``"--partition=gpu"``, ``"--time=02:00:00"``); task logs go
-    to ``out/logs/``. ``db_url`` is passed to every task (``None``: the gradebook that the course's
-    ``nbgrader_config.py`` names; with several tasks that must be a server such as PostgreSQL, not SQLite).
+    ``extra_sbatch`` lines are added as they are (``"--partition=gpu"``, ``"--time=02:00:00"``). ``db_url`` is
+    passed to every task (``None``: the gradebook that the course's ``nbgrader_config.py`` names; with several
+    tasks that must be a server such as PostgreSQL, not SQLite).
     Both files are readable by their owner only, since a database URL may hold a password.
     ``command`` replaces the grading command (tests run a stand-in); it receives the same arguments.
     """
@@ -59,13 +60,17 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
     if "\n" in assignment or "/" in assignment or not assignment.strip():
         raise ValueError(f"not an assignment name: {assignment!r}")
 
-    out = Path(out).resolve()
-    (out / "logs").mkdir(parents=True, exist_ok=True)
-    script, roster = out / f"grade-{assignment}.sbatch", out / f"grade-{assignment}.students"
+    script = Path(out).resolve()
+    roster, logs = script.with_suffix(".students"), script.parent / "logs"
+    if roster == script:
+        raise ValueError(f"the script's name must not end in .students: {script}")
+    logs.mkdir(parents=True, exist_ok=True)
+    course = Path(course_dir).resolve()
     tasks = len(chunks(students, chunk))
 
-    sbatch = [f"--job-name=tfperf-grade-{assignment}", f"--array=0-{tasks - 1}" + (f"%{max_running}" if max_running else ""), "--nodes=1", "--ntasks=1",
-              f"--output={out / 'logs' / '%A_%a.out'}"]
+    array = f"0-{tasks - 1}" + (f"%{max_running}" if max_running else "")
+    sbatch = [f"--job-name=tfperf-grade-{assignment}", f"--array={array}", "--nodes=1", "--ntasks=1",
+              f"--output={logs / '%A_%a.out'}"]
     if exclusive:
         sbatch.append("--exclusive")
     if gpus_per_task:
@@ -79,18 +84,19 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
     db_args = f" --db-url {shlex.quote(db_url)}" if db_url else ""
     lines = [
         "#!/bin/bash",
-        f"# Grades {assignment} for {len(students)} students: {tasks} array tasks of {chunk} (tfperf.classgrading.slurm).",
+        f"# Grades {assignment} for {len(students)} students: {tasks} array tasks of {chunk}"
+        " (tfperf.classgrading.slurm).",
         "# Submit with `sbatch` on the cluster; one task also runs by hand: SLURM_ARRAY_TASK_ID=0 bash THIS_FILE",
         *(f"#SBATCH {option}" for option in sbatch),
         "set -euo pipefail",
-        ': "${SLURM_ARRAY_TASK_ID:?this script is one task of a Slurm array job (set SLURM_ARRAY_TASK_ID to run one by hand)}"',
+        ': "${SLURM_ARRAY_TASK_ID:?this script is one task of a Slurm array job (set it to run one by hand)}"',
         f"chunk={chunk}",
         f"mapfile -t students < {shlex.quote(str(roster))}",
         'mine=("${students[@]:$((SLURM_ARRAY_TASK_ID * chunk)):$chunk}")',
         'if [ ${#mine[@]} -eq 0 ]; then echo "array task $SLURM_ARRAY_TASK_ID has no students" >&2; exit 1; fi',
         'echo "task $SLURM_ARRAY_TASK_ID on $(hostname): ${mine[*]}"',
-        f"cd {shlex.quote(str(Path(course_dir).resolve()))}",
-        f'exec {shlex.join(grade)} --students "${{mine[@]}}"{db_args} --jobs 1',
+        f"cd {shlex.quote(str(course))}",
+        f'exec {shlex.join(grade)} --students "${{mine[@]}}" --course {shlex.quote(str(course))}{db_args} --jobs 1',
     ]
     for path, text in ((roster, "\n".join(students) + "\n"), (script, "\n".join(lines) + "\n")):
         path.unlink(missing_ok=True)
@@ -109,5 +115,6 @@ def submit(script: Path) -> str:
                            f"copy {script} there and run `sbatch {Path(script).name}`")
     done = subprocess.run([sbatch, "--parsable", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"sbatch refused {script} (exit {done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+        why = done.stderr.strip() or done.stdout.strip()
+        raise RuntimeError(f"sbatch refused {script} (exit {done.returncode}): {why}")
     return done.stdout.strip().split(";")[0]  # "jobid" or "jobid;cluster"
