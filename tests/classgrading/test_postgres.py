@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
-from tests.classgrading.toy import (
+from tests.classgrading.gradebook_toy import (
     ASSIGNMENT, CASES, COURSE, STUDENTS, TESTS, answer_passing, expected_scores, finish, make_course, nbgrader, submit)
 
 def test_answers_pass_exactly_their_subset():

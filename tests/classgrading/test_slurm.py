@@ -14,7 +14,7 @@ import pytest
 
 from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 from tests.classgrading.slurm_cluster import slurm_cluster  # noqa: F401 (the fixture)
-from tests.classgrading.toy import ASSIGNMENT, COURSE, expected_scores, finish, make_course, nbgrader, submit
+from tests.classgrading.gradebook_toy import ASSIGNMENT, COURSE, expected_scores, finish, make_course, nbgrader, submit
 from tfperf.classgrading import slurm
 
 # Odd but legal student ids (nbgrader's are folder names): quoting must keep each one whole.
