@@ -166,3 +166,40 @@ def test_array_job_on_a_real_slurm_grades_into_postgres(slurm_cluster, postgres,
         for student, bits in students.items():
             notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
             assert {grade.name: grade.score for grade in notebook.grades} == expected_scores(bits), student
+
+
+@pytest.mark.slow
+def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request, tmp_path, monkeypatch):  # noqa: F811
+    """Two array tasks at once (no --exclusive), each running the real ``tfperf grade`` on its chunk of a toy
+    class (the grade command's own toy course: sandboxed kernel, real course configuration) into PostgreSQL."""
+    pytest.importorskip("tfperf.classgrading.batch", reason="the grade command (tfperf.classgrading.batch) is not here")
+    toy = pytest.importorskip("tests.classgrading.toy", reason="the grade command's toy course is not here")
+    from nbgrader.api import Gradebook
+
+    course = request.getfixturevalue("toy_course")
+    kinds = {"ann": "reference", "bob": "wrong", "cyd": "crashing"}
+    for student, kind in kinds.items():
+        toy.submit(course, student, toy.variant(kind, toy.released(course)))
+    url = postgres.create_database("gradebook_grade_command")
+    environment = toy.course_env(course.parent)  # the course's sandboxed kernel and this checkout's library
+    for name in ("JUPYTER_PATH", "PYTHONPATH"):
+        monkeypatch.setenv(name, environment[name])  # sbatch hands the submitter's environment to the tasks
+    # The gradebook's tables are made once, before graders run side by side (docs/instructors.md).
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", toy.ASSIGNMENT, "--force",
+                           f"--CourseDirectory.db_url={url}"], cwd=course, env=environment, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    script = slurm.write_array_job(toy.ASSIGNMENT, list(kinds), course, tmp_path / "slurm" / "grade-toy.sbatch",
+                                   db_url=url, chunk=2, exclusive=False)
+    job = slurm.submit(script)
+    states = slurm_cluster.wait(job, timeout=400)
+    logs = {path.name: path.read_text() for path in (tmp_path / "slurm" / "logs").iterdir()}
+    assert states == {"0": ("COMPLETED", "0:0"), "1": ("COMPLETED", "0:0")}, (states, logs)
+
+    course_id = "tf-gpu-performance"  # autograde/nbgrader_config.py's
+    with Gradebook(url, course_id) as gradebook:
+        got = {s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
+               for s in gradebook.assignment_submissions(toy.ASSIGNMENT)}
+    assert got == {student: dict(zip(("check_square", "check_total"), map(float, toy.EXPECTED[kind])))
+                   for student, kind in kinds.items()}, logs
