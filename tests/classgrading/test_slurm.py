@@ -3,6 +3,7 @@ real single-node Slurm that runs the array job, its tasks grading a toy assignme
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -169,11 +170,13 @@ def test_array_job_on_a_real_slurm_grades_into_postgres(slurm_cluster, postgres,
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not (importlib.util.find_spec("tfperf.classgrading.batch")
+                         and importlib.util.find_spec("tests.classgrading.toy")),
+                    reason="the grade command (tfperf.classgrading.batch) and its toy course are not here")
 def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request, tmp_path, monkeypatch):  # noqa: F811
     """Two array tasks at once (no --exclusive), each running the real ``tfperf grade`` on its chunk of a toy
     class (the grade command's own toy course: sandboxed kernel, real course configuration) into PostgreSQL."""
-    pytest.importorskip("tfperf.classgrading.batch", reason="the grade command (tfperf.classgrading.batch) is not here")
-    toy = pytest.importorskip("tests.classgrading.toy", reason="the grade command's toy course is not here")
+    from tests.classgrading import toy
     from nbgrader.api import Gradebook
 
     course = request.getfixturevalue("toy_course")
