@@ -73,10 +73,11 @@ atexit.register(shutil.rmtree, _sockets, ignore_errors=True)
 c.KernelManager.transport = "ipc"
 c.KernelManager.ip = str(_sockets / "kernel")
 # What learner code must not even read: the gradebook, the other students' work, the feedback,
-# the instructor's source (hidden tests). Everything else is read-only to it.
+# the instructor's source (hidden tests), the grading reports (other students' scores and
+# failures: `python -m tfperf grade`), the exported grades. Everything else is read-only to it.
 os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
     str(path) for path in (here / "gradebook.db", here / "submitted", here / "autograded", here / "feedback",
-                           here.parent / "solutions"))
+                           here / "reports", here / "grades.csv", here.parent / "solutions"))
 if sys.argv[1:2] == ["autograde"]:
     sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
 

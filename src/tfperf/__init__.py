@@ -39,7 +39,9 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
-- ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
+- ``classgrading``: ``python -m tfperf grade``'s parts (for instructors): collect and check submissions,
+  CPU sets for parallel graders, the resumable ledger, one nbgrader process per student, the summary.
+- ``cli``: ``python -m tfperf doctor | calibrate | workspace | grade``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.
