@@ -101,6 +101,9 @@ def variant(kind: str, released: nbformat.NotebookNode) -> nbformat.NotebookNode
         return with_answer(reference, "answer_total", "def fast_total(n):\n    raise ValueError('not today')")
     if kind == "endless":
         return with_answer(reference, "answer_total", "def fast_total(n):\n    while True:\n        pass")
+    if kind == "screened":  # an answer that reads the environment: the static screen zeroes its exercise
+        return with_answer(reference, "answer_square",
+                           "import os\nHOME = os.environ.get('HOME')\ndef square(x):\n    return x * x")
     if kind == "dead":
         return with_answer(reference, "answer_square",
                            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\ndef square(x):\n    return x * x")
@@ -109,7 +112,20 @@ def variant(kind: str, released: nbformat.NotebookNode) -> nbformat.NotebookNode
 
 #: Points each kind scores: (check_square, check_total).
 EXPECTED = {"reference": (2, 3), "wrong": (0, 3), "crashing": (2, 0), "endless": (2, 0), "dead": (0, 0),
-            "untouched": (0, 0)}
+            "untouched": (0, 0), "screened": (0, 3)}
+KINDS = list(EXPECTED)
+
+
+def other_assignment_notebook() -> nbformat.NotebookNode:
+    """The notebook of a second assignment (``OTHER``): none of the toy's cells."""
+    nb = new_notebook()
+    nb.cells = [new_code_cell("def cube(x):\n    ### BEGIN SOLUTION\n    return x ** 3\n    ### END SOLUTION",
+                              metadata=_meta("answer_cube", solution=True)),
+                new_code_cell("assert cube(2) == 8", metadata=_meta("check_cube", grade=True, locked=True, points=1))]
+    return nb
+
+
+OTHER = "other"
 
 
 def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -128,9 +144,55 @@ def make_course(root: Path) -> Path:
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", course)
     subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")],
                    check=True, capture_output=True)
-    subprocess.run(["nbgrader", "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=course_env(root),
-                   check=True, capture_output=True)
+    (root / "solutions" / OTHER).mkdir()
+    nbformat.write(other_assignment_notebook(), root / "solutions" / OTHER / "other.ipynb")
+    for assignment in (ASSIGNMENT, OTHER):
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], cwd=course,
+                       env=course_env(root), check=True, capture_output=True)
     return course
+
+
+def grade(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m tfperf grade toy --course COURSE ARGS`` with a 5 s cell time limit."""
+    return subprocess.run(grade_argv(course, *args), env=course_env(course.parent), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def grade_argv(course: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "tfperf", "grade", ASSIGNMENT, "--course", str(course), "--execute-timeout", "5",
+            *args]
+
+
+def scores(course: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, float]]:
+    """student -> grade_id -> points, from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
+                for s in gb.assignment_submissions(assignment)}
+
+
+def gradebook_problems(course: Path, assignment: str = ASSIGNMENT) -> list[str]:
+    """What is inconsistent in the gradebook: a submission without every notebook, or a notebook
+    without a grade for every graded cell, or a score that is not a number within its maximum."""
+    from nbgrader.api import Gradebook
+
+    problems = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        wanted = {nb.name: {c.name for c in nb.grade_cells} for nb in gb.find_assignment(assignment).notebooks}
+        for sub in gb.assignment_submissions(assignment):
+            got = {nb.name: nb for nb in sub.notebooks}
+            if set(got) != set(wanted):
+                problems.append(f"{sub.student.id}: notebooks {sorted(got)} != {sorted(wanted)}")
+                continue
+            for name, nb in got.items():
+                grades = {g.name: g for g in nb.grades}
+                if set(grades) != wanted[name]:
+                    problems.append(f"{sub.student.id}/{name}: grades {sorted(grades)} != {sorted(wanted[name])}")
+                for g in grades.values():
+                    if g.score is None or not 0 <= g.score <= g.max_score:
+                        problems.append(f"{sub.student.id}/{name}/{g.name}: score {g.score} of {g.max_score}")
+    return problems
 
 
 def course_env(root: Path) -> dict[str, str]:
