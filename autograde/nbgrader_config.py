@@ -93,6 +93,9 @@ c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKern
 c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ScreenAnswers, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
+# nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the
+# screen above never ran (found by tests/classgrading: an os.environ answer kept its points).
+c.ScreenAnswers.enabled = True
 
 # nbgrader scores a test cell 0 if it writes to stderr. TensorFlow writes log lines there
 # on its own (oneDNN notice, cuInit on CPU machines): drop exactly those, and Python

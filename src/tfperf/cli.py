@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     gr.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
     gr.add_argument("--zip-collect", action="store_true",
                     help="first collect LMS downloads from downloaded/ASSIGNMENT/archive with nbgrader zip_collect")
-    gr.add_argument("--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollector.named_regexp)")
+    gr.add_argument("--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollectorPlugin.named_regexp)")
     gr.add_argument("--execute-timeout", type=int, help="seconds a cell may run (nbgrader's Execute.timeout)")
     gr.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")

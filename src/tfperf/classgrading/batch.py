@@ -138,9 +138,10 @@ class Grader:
         """Run one nbgrader step pinned to ``slot``; None if the batch was stopped meanwhile."""
         if self.stopping.is_set():
             return None
+        argv = slot.argv(argv)
         log.write(f"$ {' '.join(argv)}\n")
         log.flush()
-        process = subprocess.Popen(slot.argv(argv), cwd=self.course, env={**env, **slot.env()}, stdout=log,
+        process = subprocess.Popen(argv, cwd=self.course, env={**env, **slot.env()}, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True,
                                    preexec_fn=None if cpusets.has_taskset() else slot.pin)
         with self._lock:

@@ -137,14 +137,16 @@ def collect(course: Path, assignment: str, cells: AssignmentCells, students: lis
 
 def zip_collect(course: Path, assignment: str, regexp: str, nbgrader: list[str], env: dict[str, str]) -> list[str]:
     """Extract and collect LMS downloads (``downloaded/<assignment>/archive/``) into ``submitted/``
-    with ``nbgrader zip_collect``; returns the warnings it gave (files it could not place)."""
+    with ``nbgrader zip_collect``; returns its count and warnings (files it could not place)."""
     archive = course / "downloaded" / assignment / "archive"
     if not archive.is_dir():
         raise FileNotFoundError(f"--zip-collect: put the LMS downloads (zip files or notebooks) in {archive}")
     result = subprocess.run([*nbgrader, "zip_collect", assignment, "--force",
-                             f"--FileNameCollector.named_regexp={regexp}"],
+                             f"--FileNameCollectorPlugin.named_regexp={regexp}"],
                             cwd=course, env=env, capture_output=True, text=True)
     log = result.stdout + result.stderr
     if result.returncode != 0:
         raise RuntimeError(f"nbgrader zip_collect failed:\n{log[-3000:]}")
-    return [line.split("WARNING]", 1)[1].strip() for line in log.splitlines() if "WARNING]" in line]
+    said = [line.split("]", 1)[1].strip() for line in log.splitlines()
+            if "WARNING]" in line or "files collected" in line]
+    return [w for w in said if not w.startswith("Clearing existing files")]
