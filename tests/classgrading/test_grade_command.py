@@ -66,15 +66,18 @@ def interrupted(course):
         time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     first_output = process.communicate(timeout=120)[0]
+    first_summary = (course / "reports" / toy.ASSIGNMENT / "summary.md").read_text()
     done = graded_entries(course)
     before = {s: (e.graded_at, autograded_mtime(course, s)) for s, e in done.items()}
     second = toy.grade(course)
-    return {"first_rc": process.returncode, "first_output": first_output, "done_first": before, "second": second}
+    return {"first_rc": process.returncode, "first_output": first_output, "first_summary": first_summary,
+            "done_first": before, "second": second}
 
 
 def test_an_interrupted_run_loses_nothing_and_grades_nothing_twice(course, interrupted):
     assert interrupted["first_rc"] == 130, interrupted["first_output"]
     assert "Stopped before grading" in interrupted["first_output"]
+    assert "| not finished | the run stopped while grading it" in interrupted["first_summary"]
     done_first = interrupted["done_first"]
     assert 2 <= len(done_first) < len(GRADED_KINDS), done_first
     second = interrupted["second"]

@@ -3,7 +3,7 @@
 import json
 import multiprocessing
 
-from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, Entry, Ledger, submission_checksum
+from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry, Ledger, submission_checksum
 
 
 def test_checksum_follows_names_and_contents(tmp_path):
@@ -23,11 +23,13 @@ def test_only_a_graded_unchanged_submission_counts_as_done(tmp_path):
     ledger.write(Entry("ann", "toy", "c1", GRADED, score=3, max_score=5))
     ledger.write(Entry("bob", "toy", "c2", FAILED))
     ledger.write(Entry("cat", "toy", "c3", REJECTED))
+    ledger.write(Entry("dan", "toy", "c4", GRADED))
+    ledger.write(Entry("dan", "toy", "c4", STARTED))  # being graded again (--force): no longer done
     assert ledger.is_done("ann", "c1")
     assert not ledger.is_done("ann", "c-changed")
-    assert not ledger.is_done("bob", "c2") and not ledger.is_done("cat", "c3")
+    assert not ledger.is_done("bob", "c2") and not ledger.is_done("cat", "c3") and not ledger.is_done("dan", "c4")
     assert ledger.read("ann").score == 3
-    assert [e.student for e in ledger.entries()] == ["ann", "bob", "cat"]
+    assert [e.student for e in ledger.entries()] == ["ann", "bob", "cat", "dan"]
 
 
 def test_odd_student_ids_stay_inside_the_ledger(tmp_path):

@@ -35,7 +35,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from tfperf.autograding import KERNEL_DIED
 from tfperf.classgrading import cpusets, report
-from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, Entry, Ledger
+from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry, Ledger
 from tfperf.classgrading.submissions import DEFAULT_ZIP_REGEXP, AssignmentCells, Submission, collect, zip_collect
 from tfperf.grading import RECORD_ENV_VAR
 
@@ -179,6 +179,8 @@ class Grader:
         screen_file = self.reports / "screen.jsonl"
         screen_offset = screen_file.stat().st_size if screen_file.exists() else 0
         self.logs.mkdir(parents=True, exist_ok=True)
+        # An earlier "graded" for this very submission no longer holds once nbgrader starts replacing it
+        self.ledger.write(Entry(student, self.assignment, sub.checksum, STARTED))
         entry = Entry(student, self.assignment, sub.checksum, FAILED, anomalies=list(sub.anomalies))
         entry.anomalies += [["extra notebook", w] for w in sub.warnings]
         with open(self.logs / f"{quote(student, safe='')}.log", "w", encoding="utf-8") as log:

@@ -23,6 +23,7 @@ from urllib.parse import quote, unquote
 GRADED = "graded"      # nbgrader graded it; scores are in the gradebook
 REJECTED = "rejected"  # the submission could not be graded as it is (see problems)
 FAILED = "failed"      # nbgrader itself failed on it (see problems); graded again next run
+STARTED = "started"    # being graded, or the run stopped meanwhile: graded again next run
 
 
 def submission_checksum(folder: Path) -> str:

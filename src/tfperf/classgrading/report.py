@@ -22,7 +22,7 @@ import statistics
 import threading
 from pathlib import Path
 
-from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, Entry
+from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry
 
 #: A student's median speedup above this many times the reference's is worth a look.
 FAR_BEYOND = 3.0
@@ -65,6 +65,8 @@ def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
             found += [(entry.student, "rejected", p) for p in entry.problems]
         elif entry.status == FAILED:
             found += [(entry.student, "grading failed", p) for p in entry.problems]
+        elif entry.status == STARTED:
+            found.append((entry.student, "not finished", "the run stopped while grading it: run the command again"))
         found += [(entry.student, kind, detail) for kind, detail in entry.anomalies]
         if entry.student == REFERENCE_STUDENT:
             continue
@@ -86,7 +88,7 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
     lines += run_lines + [""]
     counts = collections.Counter(e.status for e in entries)
     lines.append(f"Students in the ledger: {len(entries)} ({counts[GRADED]} graded, {counts[REJECTED]} rejected, "
-                 f"{counts[FAILED]} failed).")
+                 f"{counts[FAILED]} failed, {counts[STARTED]} not finished).")
     if graded:
         scores = [e.score for e in graded]
         lines.append(f"Total score: mean {statistics.mean(scores):.2f} of {graded[0].max_score:g}, "
@@ -109,13 +111,14 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
         if entry.student != REFERENCE_STUDENT:
             for exercise, value in student_speedups(entry).items():
                 by_exercise[exercise].append(value)
-    if by_exercise:
+    if by_exercise or reference:
         lines += [f"Each student's median ratio over the check's interleaved pairs; reference: {source}.", "",
                   "| exercise | students | min | median | max | reference |", "|---|---|---|---|---|---|"]
-        for exercise, values in sorted(by_exercise.items()):
-            ref = reference.get(exercise)
-            lines.append(f"| {exercise} | {len(values)} | {min(values):.2f}x | {statistics.median(values):.2f}x | "
-                         f"{max(values):.2f}x | {f'{ref:.2f}x' if ref else '-'} |")
+        for exercise in sorted(set(by_exercise) | set(reference)):
+            values, ref = by_exercise.get(exercise, []), reference.get(exercise)
+            spread = (f"{min(values):.2f}x | {statistics.median(values):.2f}x | {max(values):.2f}x" if values
+                      else "- | - | -")
+            lines.append(f"| {exercise} | {len(values)} | {spread} | {f'{ref:.2f}x' if ref else '-'} |")
     else:
         lines.append("No throughput check recorded a speedup.")
     lines += ["", "## Most common failure messages", ""]
