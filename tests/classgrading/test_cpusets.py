@@ -29,6 +29,8 @@ def test_smt_siblings_stay_in_one_set(tmp_path):
     assert cpusets.core_sets(cores, 2) == [(0, 4, 1, 5), (2, 6, 3, 7)]
     plan = cpusets.plan(4, 1, cpus=list(range(8)), gpus=[], sys_cpu=sys_cpu)
     assert [s.cpus for s in plan.slots] == [(0, 4), (1, 5), (2, 6), (3, 7)]
+    assert any("take every core" in n for n in plan.notes)  # no core left over: a warning
+    assert not cpusets.plan(3, 1, cpus=list(range(8)), gpus=[], sys_cpu=sys_cpu).notes
     sets = [set(s.cpus) for s in plan.slots]
     assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:])
 
@@ -37,7 +39,7 @@ def test_never_more_jobs_than_disjoint_sets(tmp_path):
     sys_cpu = fake_topology(tmp_path, {0: "0", 1: "1"})
     plan = cpusets.plan(4, 1, cpus=[0, 1], gpus=[], sys_cpu=sys_cpu)
     assert [s.cpus for s in plan.slots] == [(0,), (1,)]
-    assert "only 2 disjoint set(s)" in plan.notes[0]
+    assert "only 2 disjoint set(s)" in plan.notes[0] and "take every core" in plan.notes[1]
     plan = cpusets.plan(2, 2, cpus=[0, 1], gpus=[], sys_cpu=sys_cpu)
     assert [s.cpus for s in plan.slots] == [(0, 1)] and plan.notes
 

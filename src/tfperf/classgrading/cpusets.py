@@ -126,4 +126,8 @@ def plan(jobs: int, cores_per_job: int = 1, *, cpus: list[int] | None = None, gp
     count = max(1, min(jobs, limit))
     if not sets:  # fewer cores than one set needs: one grader on everything
         return Plan([Slot(tuple(cpus), gpus[0] if gpus else None)], notes)
+    if count > 1 and count * cores_per_job >= len(physical_cores(cpus, sys_cpu)) and not gpus:
+        notes.append(f"{count} graders of {cores_per_job} core(s) take every core: nbgrader, the kernels' own "
+                     "threads and anything else on the machine share them. Speedups may read lower than graded "
+                     "alone (docs/measurements-grading.md): compare the summary's speedups with the reference's.")
     return Plan([Slot(sets[i], gpus[i] if gpus else None) for i in range(count)], notes)
