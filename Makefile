@@ -87,4 +87,4 @@ lock: venv
 	  grep -hv '^#' requirements/lock.txt requirements/tensorflow-cpu.txt | sed '/^$$/d'; } > binder/requirements.txt
 
 clean:
-	rm -rf autograde/gradebook.db autograde/submitted autograde/autograded autograde/feedback autograde/release
+	rm -rf autograde/gradebook.db autograde/submitted autograde/autograded autograde/feedback autograde/release autograde/reports autograde/grades.csv
