@@ -59,8 +59,10 @@ def autograded_mtime(course, student):
 @pytest.fixture(scope="module")
 def interrupted(course):
     """Start grading, press Ctrl-C (SIGINT) once two students are done, then run the same command again."""
+    # As from a terminal: SIGINT not ignored (a shell's background job, e.g. this test run with `&`, ignores it)
     process = subprocess.Popen(toy.grade_argv(course), env=toy.course_env(course.parent), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 400
     while len(graded_entries(course)) < 2 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
