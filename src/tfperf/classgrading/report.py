@@ -196,13 +196,18 @@ def write(reports: Path, assignment: str, entries: list[Entry], run_lines: list[
     """Write ``reports/<assignment>/summary.md`` and its plots; returns the summary's path."""
     folder = reports / assignment
     folder.mkdir(parents=True, exist_ok=True)
+    # Several workers (Slurm array tasks) may write at once: each file is written aside, then renamed.
+    tag = f"{os.getpid()}-{threading.get_ident()}"
     plots = []
     for name, draw in (("points.png", plot_points), ("speedups.png", plot_speedups)):
-        (folder / name).unlink(missing_ok=True)
-        if draw(entries, folder / name):
+        tmp = folder / f".{tag}-{name}"
+        if draw(entries, tmp):
+            tmp.replace(folder / name)
             plots.append(name)
+        else:
+            (folder / name).unlink(missing_ok=True)
     summary = folder / "summary.md"
-    tmp = folder / f".summary-{os.getpid()}-{threading.get_ident()}.tmp"  # several workers may write at once
+    tmp = folder / f".{tag}-summary.md"
     tmp.write_text(markdown(assignment, entries, run_lines, plots), encoding="utf-8")
     tmp.replace(summary)
     return summary
