@@ -13,7 +13,7 @@ export PATH := $(BIN):$(PATH)
 export TF_CPP_MIN_LOG_LEVEL ?= 3
 PYTEST_ARGS ?=
 
-.PHONY: help venv lab instructor test test-fast student check-student normalize lint calibrate doctor lock clean
+.PHONY: help venv lab instructor test test-fast student check-student normalize lint calibrate doctor grade lock clean
 
 help:
 	@echo "make lab            set up, then open the course in JupyterLab (your copies: my-work/)"
@@ -26,6 +26,7 @@ help:
 	@echo "make lint           the notebook rules (tfperf.nblint); ruff too, if it is installed"
 	@echo "make calibrate      measure throughput targets on this machine (autograde/targets.toml)"
 	@echo "make doctor         report the device TensorFlow sees and what is wrong with it"
+	@echo "make grade ASSIGNMENT=01_tensors [GRADE_ARGS='--jobs 2']  grade a class: feedback, grades.csv, summary (resumable)"
 
 venv:
 	@tools/ensure-venv.sh "$(VENV)" "$(TF_VARIANT)"
@@ -71,6 +72,12 @@ calibrate: venv
 doctor: venv
 	$(BIN)/python -m tfperf doctor
 
+# Instructors: grade every submission of an assignment (docs/instructors.md, "Grading a class with one command").
+GRADE_ARGS ?=
+grade: venv
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make grade ASSIGNMENT=01_tensors [GRADE_ARGS='--jobs 2 --force']"; exit 2; }
+	$(BIN)/python -m tfperf grade $(ASSIGNMENT) $(GRADE_ARGS)
+
 # Refresh requirements/lock.txt from the current venv (after changing a pin), and Binder's copy of it.
 lock: venv
 	$(BIN)/python -m pip freeze --all --exclude-editable | grep -viE '^(pip|tensorflow|tensorflow[-_]cpu)==' > requirements/lock.txt.new
@@ -80,4 +87,4 @@ lock: venv
 	  grep -hv '^#' requirements/lock.txt requirements/tensorflow-cpu.txt | sed '/^$$/d'; } > binder/requirements.txt
 
 clean:
-	rm -rf autograde/gradebook.db autograde/submitted autograde/autograded autograde/feedback autograde/release
+	rm -rf autograde/gradebook.db autograde/submitted autograde/autograded autograde/feedback autograde/release autograde/reports autograde/grades.csv

@@ -73,10 +73,11 @@ atexit.register(shutil.rmtree, _sockets, ignore_errors=True)
 c.KernelManager.transport = "ipc"
 c.KernelManager.ip = str(_sockets / "kernel")
 # What learner code must not even read: the gradebook, the other students' work, the feedback,
-# the instructor's source (hidden tests). Everything else is read-only to it.
+# the instructor's source (hidden tests), the grading reports (other students' scores and
+# failures: `python -m tfperf grade`), the exported grades. Everything else is read-only to it.
 os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
     str(path) for path in (here / "gradebook.db", here / "submitted", here / "autograded", here / "feedback",
-                           here.parent / "solutions"))
+                           here / "reports", here / "grades.csv", here.parent / "solutions"))
 if sys.argv[1:2] == ["autograde"]:
     sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
 
@@ -92,6 +93,9 @@ c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKern
 c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ScreenAnswers, ClearMetadataPreprocessor,
                                        LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
+# nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the
+# screen above never ran (found by tests/classgrading: an os.environ answer kept its points).
+c.ScreenAnswers.enabled = True
 
 # nbgrader scores a test cell 0 if it writes to stderr. TensorFlow writes log lines there
 # on its own (oneDNN notice, cuInit on CPU machines): drop exactly those, and Python

@@ -41,9 +41,10 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
   its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).
-- ``classgrading``: grading a whole class (``python -m tfperf grade``); ``classgrading.slurm`` writes and
-  submits the Slurm array job that grades it on a cluster (for instructors).
-- ``cli``: ``python -m tfperf doctor | calibrate | workspace | recheck``.
+- ``classgrading``: ``python -m tfperf grade``'s parts (for instructors): collect and check submissions,
+  CPU sets for parallel graders, the resumable ledger, one nbgrader process per student, the summary,
+  and ``classgrading.slurm``, the Slurm array job that grades a class on a cluster.
+- ``cli``: ``python -m tfperf doctor | calibrate | workspace | recheck | grade``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.

@@ -1,4 +1,4 @@
-"""Command line: ``python -m tfperf doctor | calibrate | workspace | recheck``."""
+"""Command line: ``python -m tfperf doctor | calibrate | workspace | recheck | grade``."""
 
 from __future__ import annotations
 
@@ -108,6 +108,63 @@ def workspace() -> int:
     return 0
 
 
+def grade(args: argparse.Namespace) -> int:
+    """Grade a class (tfperf.classgrading), or write (and submit) a Slurm array job that does."""
+    from tfperf.classgrading import batch
+    from tfperf.classgrading.submissions import DEFAULT_ZIP_REGEXP
+
+    course = (args.course or checkout.course_root() / "autograde").resolve()
+    if args.slurm:
+        return grade_on_slurm(args, course)
+    options = batch.Options(args.assignment, course, students=args.students, jobs=args.jobs,
+                            cores_per_job=args.cores_per_job, force=args.force, db_url=args.db_url,
+                            execute_timeout=args.execute_timeout, zip_collect=args.zip_collect,
+                            zip_regexp=args.zip_regexp or DEFAULT_ZIP_REGEXP, progress=not args.no_progress)
+    try:
+        outcome = batch.run(options)
+    except (LookupError, FileNotFoundError, RuntimeError) as problem:
+        print(f"tfperf grade: {problem}", file=sys.stderr)
+        return 2
+    for line in batch.outcome_lines(outcome):
+        print(line)
+    for student in outcome.rejected + outcome.failed:
+        print(f"Look at: {student} (see the summary)")
+    print(f"Summary: {outcome.summary}")
+    if outcome.interrupted:
+        return 130
+    return 1 if outcome.failed else 0
+
+
+def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
+    """Write the Slurm array job for the students to grade (and submit it with ``--submit``)."""
+    try:
+        from tfperf.classgrading import slurm
+    except ImportError:
+        print("tfperf grade --slurm: this checkout has no tfperf.classgrading.slurm.", file=sys.stderr)
+        return 2
+    from tfperf.classgrading.ledger import Ledger, submission_checksum
+
+    students = args.students or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}")
+                                       if p.is_dir())
+    if not args.force:  # the array's tasks skip them anyway; no need to queue them
+        ledger = Ledger(course / "reports", args.assignment)
+        students = [s for s in students
+                    if not ledger.is_done(s, submission_checksum(course / "submitted" / s / args.assignment))]
+    if not students:
+        print("Nothing to grade: every submission is graded already (--force grades again).")
+        return 0
+    if not args.db_url:
+        print("Warning: no --db-url: the array's tasks would share the SQLite gradebook; use PostgreSQL.",
+              file=sys.stderr)
+    out = course / "slurm" / f"grade-{args.assignment}.sbatch"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    script = slurm.write_array_job(args.assignment, students, course, out, db_url=args.db_url)
+    print(f"Wrote {script} ({len(students)} student(s)).")
+    if args.submit:
+        print(f"Submitted job {slurm.submit(script)}.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -119,9 +176,30 @@ def main(argv: list[str] | None = None) -> int:
     cal.add_argument("--out", type=Path, help="targets file to write (default: the checkout's autograde/targets.toml)")
     rechecking = sub.add_parser("recheck", help="time a submission's speed checks again, out of its kernel's reach")
     recheck.add_arguments(rechecking)
+    gr = sub.add_parser("grade", help="grade a class: autograde, feedback, grades.csv and a summary (resumable)")
+    gr.add_argument("assignment")
+    gr.add_argument("--students", nargs="+", metavar="ID", help="only these students (default: every submission)")
+    gr.add_argument("--jobs", type=int, default=1,
+                    help="students graded at once, each pinned to its own CPU set (and GPU); at most one per "
+                         "disjoint set of --cores-per-job physical cores")
+    gr.add_argument("--cores-per-job", type=int, default=1, help="physical cores each parallel grader gets (default 1)")
+    gr.add_argument("--force", action="store_true", help="grade again students already graded for this submission")
+    gr.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
+    gr.add_argument("--zip-collect", action="store_true",
+                    help="first collect LMS downloads from downloaded/ASSIGNMENT/archive with nbgrader zip_collect")
+    gr.add_argument("--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollectorPlugin.named_regexp)")
+    gr.add_argument("--execute-timeout", type=int, help="seconds a cell may run (nbgrader's Execute.timeout)")
+    gr.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
+    gr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    gr.add_argument("--slurm", action="store_true", help="write a Slurm array job instead of grading here")
+    gr.add_argument("--submit", action="store_true", help="with --slurm: submit it with sbatch")
     args = parser.parse_args(argv)
     if args.command == "recheck":
         return recheck.run(args)
+    if args.command == "grade":
+        if args.submit and not args.slurm:
+            parser.error("--submit goes with --slurm")
+        return grade(args)
     if args.command == "doctor":
         return doctor()
     if args.command == "workspace":

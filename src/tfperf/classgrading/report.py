@@ -1,0 +1,213 @@
+"""The instructor's summary of an assignment's grading: Markdown and PNG plots in ``reports/<assignment>/``.
+
+Built from the ledger (every student graded so far, in any run, by any worker):
+
+- per test cell, how many students scored what (``points.png``);
+- per throughput exercise, the students' median speedups (``speedups.png``), next to the
+  reference's: the ledger entry of the student id ``reference`` if the instructor graded the
+  reference solution as a student (docs/instructors.md), otherwise the class median;
+- the most common failure messages per test cell (numbers masked, so that "1.3x" and
+  "1.4x" count as one message);
+- anomalies to check by hand: a speedup more than :data:`FAR_BEYOND` times the reference's,
+  a locked (test or given) cell that was edited or deleted, a kernel that died, the static
+  screen's flags, submissions rejected before grading and graders that failed.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import statistics
+import threading
+from pathlib import Path
+
+from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry
+
+#: A student's median speedup above this many times the reference's is worth a look.
+FAR_BEYOND = 3.0
+REFERENCE_STUDENT = "reference"
+TOP_MESSAGES = 5
+
+
+def _mask_numbers(message: str) -> str:
+    return re.sub(r"\d+(\.\d+)?", "#", message)
+
+
+def student_speedups(entry: Entry) -> dict[str, float]:
+    """exercise -> the median of its recorded ratios (the last record per exercise)."""
+    found = {}
+    for row in entry.speedups:
+        if row.get("ratios"):
+            found[row["exercise"]] = statistics.median(row["ratios"])
+    return found
+
+
+def reference_speedups(entries: list[Entry]) -> tuple[dict[str, float], str]:
+    """The speedups to compare students with, and where they come from."""
+    ref = next((e for e in entries if e.student == REFERENCE_STUDENT and e.status == GRADED), None)
+    if ref is not None and student_speedups(ref):
+        return student_speedups(ref), f"the reference solution graded as student `{REFERENCE_STUDENT}`"
+    by_exercise = collections.defaultdict(list)
+    for entry in entries:
+        for exercise, value in student_speedups(entry).items():
+            by_exercise[exercise].append(value)
+    return ({k: statistics.median(v) for k, v in by_exercise.items()},
+            f"the class median (no student `{REFERENCE_STUDENT}` was graded)")
+
+
+def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
+    """(student, kind, detail) for everything an instructor should look at by hand."""
+    reference, _ = reference_speedups(entries)
+    found = []
+    for entry in entries:
+        if entry.status == REJECTED:
+            found += [(entry.student, "rejected", p) for p in entry.problems]
+        elif entry.status == FAILED:
+            found += [(entry.student, "grading failed", p) for p in entry.problems]
+        elif entry.status == STARTED:
+            found.append((entry.student, "not finished", "the run stopped while grading it: run the command again"))
+        found += [(entry.student, kind, detail) for kind, detail in entry.anomalies]
+        if entry.student == REFERENCE_STUDENT:
+            continue
+        for exercise, value in student_speedups(entry).items():
+            ref = reference.get(exercise)
+            if ref and value > FAR_BEYOND * ref:
+                found.append((entry.student, "speedup far beyond the reference",
+                              f"{exercise}: {value:.2f}x, reference {ref:.2f}x (more than {FAR_BEYOND:g}x it)"))
+    return found
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots: list[str]) -> str:
+    graded = [e for e in entries if e.status == GRADED]
+    lines = [f"# Grading summary: {assignment}", ""]
+    lines += run_lines + [""]
+    counts = collections.Counter(e.status for e in entries)
+    lines.append(f"Students in the ledger: {len(entries)} ({counts[GRADED]} graded, {counts[REJECTED]} rejected, "
+                 f"{counts[FAILED]} failed, {counts[STARTED]} not finished).")
+    if graded:
+        scores = [e.score for e in graded]
+        lines.append(f"Total score: mean {statistics.mean(scores):.2f} of {graded[0].max_score:g}, "
+                     f"median {statistics.median(scores):g}, min {min(scores):g}, max {max(scores):g}.")
+    lines += ["", "## Points per test cell", ""]
+    cells = sorted({c for e in graded for c in e.cells})
+    if cells:
+        lines += ["| test cell | max | students at full points | at 0 | distribution (points: students) |",
+                  "|---|---|---|---|---|"]
+        for cell in cells:
+            got = [e.cells[cell] for e in graded if cell in e.cells]
+            full = max(m for _, m in got)
+            dist = collections.Counter(s for s, _ in got)
+            lines.append(f"| {cell} | {full:g} | {sum(s == m for s, m in got)} | {sum(s == 0 for s, _ in got)} | "
+                         + ", ".join(f"{k:g}: {v}" for k, v in sorted(dist.items())) + " |")
+    lines += ["", "## Measured speedups", ""]
+    reference, source = reference_speedups(entries)
+    by_exercise = collections.defaultdict(list)
+    for entry in graded:
+        if entry.student != REFERENCE_STUDENT:
+            for exercise, value in student_speedups(entry).items():
+                by_exercise[exercise].append(value)
+    if by_exercise or reference:
+        lines += [f"Each student's median ratio over the check's interleaved pairs; reference: {source}.", "",
+                  "| exercise | students | min | median | max | reference |", "|---|---|---|---|---|---|"]
+        for exercise in sorted(set(by_exercise) | set(reference)):
+            values, ref = by_exercise.get(exercise, []), reference.get(exercise)
+            spread = (f"{min(values):.2f}x | {statistics.median(values):.2f}x | {max(values):.2f}x" if values
+                      else "- | - | -")
+            lines.append(f"| {exercise} | {len(values)} | {spread} | {f'{ref:.2f}x' if ref else '-'} |")
+    else:
+        lines.append("No throughput check recorded a speedup.")
+    lines += ["", "## Most common failure messages", ""]
+    messages = collections.defaultdict(collections.Counter)
+    for entry in graded:
+        for cell, message in entry.failures:
+            messages[cell][_mask_numbers(message)] += 1
+    if messages:
+        for cell in sorted(messages):
+            lines.append(f"- **{cell}**")
+            lines += [f"  - {n} student(s): {_md_escape(m)}" for m, n in messages[cell].most_common(TOP_MESSAGES)]
+    else:
+        lines.append("No test cell lost points.")
+    lines += ["", "## Anomalies to check by hand", ""]
+    found = anomalies(entries)
+    if found:
+        lines += ["| student | what | detail |", "|---|---|---|"]
+        lines += [f"| {_md_escape(s)} | {k} | {_md_escape(d)} |" for s, k, d in found]
+    else:
+        lines.append("None.")
+    if plots:
+        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
+    return "\n".join(lines) + "\n"
+
+
+def plot_points(entries: list[Entry], path: Path) -> bool:
+    from matplotlib.figure import Figure
+
+    graded = [e for e in entries if e.status == GRADED]
+    cells = sorted({c for e in graded for c in e.cells})
+    if not cells:
+        return False
+    fig = Figure(figsize=(3.2 * len(cells), 2.8), layout="constrained")
+    for ax, cell in zip(fig.subplots(1, len(cells), squeeze=False)[0], cells):
+        dist = collections.Counter(e.cells[cell][0] for e in graded if cell in e.cells)
+        keys = sorted(dist)
+        ax.bar([f"{k:g}" for k in keys], [dist[k] for k in keys], color="tab:blue")
+        ax.set_title(cell, fontsize=9)
+        ax.set_xlabel("points")
+        ax.set_ylabel("students")
+    fig.savefig(path, dpi=90)
+    return True
+
+
+def plot_speedups(entries: list[Entry], path: Path) -> bool:
+    from matplotlib.figure import Figure
+
+    reference, _ = reference_speedups(entries)
+    by_exercise = collections.defaultdict(list)
+    targets = {}
+    for entry in entries:
+        if entry.status == GRADED and entry.student != REFERENCE_STUDENT:
+            for exercise, value in student_speedups(entry).items():
+                by_exercise[exercise].append(value)
+            targets |= {row["exercise"]: row.get("target") for row in entry.speedups}
+    if not by_exercise:
+        return False
+    names = sorted(by_exercise)
+    fig = Figure(figsize=(3.2 * len(names), 2.8), layout="constrained")
+    for ax, exercise in zip(fig.subplots(1, len(names), squeeze=False)[0], names):
+        ax.hist(by_exercise[exercise], bins=min(20, max(5, len(by_exercise[exercise]))), color="tab:green")
+        if reference.get(exercise):
+            ax.axvline(reference[exercise], color="black", linestyle="--", label="reference")
+        if targets.get(exercise):
+            ax.axvline(targets[exercise], color="tab:red", label="target")
+        ax.set_title(exercise, fontsize=9)
+        ax.set_xlabel("median speedup (x)")
+        ax.set_ylabel("students")
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=90)
+    return True
+
+
+def write(reports: Path, assignment: str, entries: list[Entry], run_lines: list[str]) -> Path:
+    """Write ``reports/<assignment>/summary.md`` and its plots; returns the summary's path."""
+    folder = reports / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    # Several workers (Slurm array tasks) may write at once: each file is written aside, then renamed.
+    tag = f"{os.getpid()}-{threading.get_ident()}"
+    plots = []
+    for name, draw in (("points.png", plot_points), ("speedups.png", plot_speedups)):
+        tmp = folder / f".{tag}-{name}"
+        if draw(entries, tmp):
+            tmp.replace(folder / name)
+            plots.append(name)
+        else:
+            (folder / name).unlink(missing_ok=True)
+    summary = folder / "summary.md"
+    tmp = folder / f".{tag}-summary.md"
+    tmp.write_text(markdown(assignment, entries, run_lines, plots), encoding="utf-8")
+    tmp.replace(summary)
+    return summary
