@@ -30,6 +30,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,6 +80,21 @@ def python_work(ms: float) -> int:
 # Storage with latency.
 
 
+class _ReadCounts:
+    """What a store's reads did: kept outside the store (:data:`_READ_COUNTS`), so that code
+    holding the store cannot reset or inflate them by assigning its attributes."""
+
+    __slots__ = ("lock", "in_flight", "reads", "max_in_flight", "seconds_waited")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.in_flight = self.reads = self.max_in_flight = 0
+        self.seconds_waited = 0.0
+
+
+_READ_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 class SimulatedStorage:
     """``records`` random records of :data:`RECORD_BYTES` bytes on storage with ``latency``
     seconds per read (a network disk, a remote bucket).
@@ -86,18 +102,16 @@ class SimulatedStorage:
     ``store.read(key)`` returns the record as a ``uint8`` tensor; inside a ``tf.data``
     function it runs ``tf.py_function``, one record per call. The store counts reads
     (:attr:`reads`), the seconds they took (:attr:`seconds_waited`, measured) and the
-    largest number of reads in flight at once (:attr:`max_in_flight`). With a ``recorder``, every read is also a span of its timeline.
+    largest number of reads in flight at once (:attr:`max_in_flight`): read-only, kept
+    where assigning the store's attributes does not reach them. With a ``recorder``,
+    every read is also a span of its timeline.
     """
 
     def __init__(self, records: int, *, latency: float = 0.001, seed: int | None = None,
                  recorder: pipeline_timeline.Recorder | None = None):
         self._records = np.random.default_rng(seed).integers(0, 256, (records, RECORD_BYTES), dtype=np.uint8)
         self._latency = float(latency)
-        self._lock = threading.Lock()
-        self._in_flight = 0
-        self._reads = 0
-        self._max_in_flight = 0
-        self._seconds_waited = 0.0
+        _READ_COUNTS[self] = _ReadCounts()
         self._python = recorder.timed(self._read, "read") if recorder is not None else self._read
 
     @property
@@ -108,17 +122,17 @@ class SimulatedStorage:
     @property
     def reads(self) -> int:
         """Records read so far (since :meth:`reset_counts`)."""
-        return self._reads
+        return _READ_COUNTS[self].reads
 
     @property
     def seconds_waited(self) -> float:
         """Seconds the reads took in all, measured by the reading threads."""
-        return self._seconds_waited
+        return _READ_COUNTS[self].seconds_waited
 
     @property
     def max_in_flight(self) -> int:
         """The largest number of reads that were waiting at the same moment."""
-        return self._max_in_flight
+        return _READ_COUNTS[self].max_in_flight
 
     def __len__(self) -> int:
         return len(self._records)
@@ -132,19 +146,20 @@ class SimulatedStorage:
     def _read(self, key):
         if np.ndim(key) != 0:
             raise ValueError(f"SimulatedStorage reads one record per call; got keys of shape {np.shape(key)}.")
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        counts = _READ_COUNTS[self]
+        with counts.lock:
+            counts.in_flight += 1
+            counts.max_in_flight = max(counts.max_in_flight, counts.in_flight)
         start = timing.now()
         try:
             time.sleep(self._latency)
             return self._records[int(key)]
         finally:
             waited = timing.now() - start
-            with self._lock:
-                self._in_flight -= 1
-                self._reads += 1
-                self._seconds_waited += waited
+            with counts.lock:
+                counts.in_flight -= 1
+                counts.reads += 1
+                counts.seconds_waited += waited
 
     def read_now(self, key):
         """The record ``key`` as a NumPy array, read by Python right now (what a generator does;
@@ -158,9 +173,11 @@ class SimulatedStorage:
         return raw
 
     def reset_counts(self) -> None:
-        with self._lock:
-            self._reads = self._max_in_flight = 0
-            self._seconds_waited = 0.0
+        """Start counting reads again from zero."""
+        counts = _READ_COUNTS[self]
+        with counts.lock:
+            counts.reads = counts.max_in_flight = 0
+            counts.seconds_waited = 0.0
 
 
 # ---------------------------------------------------------------------------------------
