@@ -123,3 +123,11 @@ def test_fit_runs_times_epochs_and_samples_the_device():
     fig = plt.figure()
     tf_data.plot_fit_runs(fig, [Run("a", records=rows)])
     plt.close(fig)
+
+
+def test_vectorized_map_gain_times_both_orders_on_the_same_values():
+    for fn in (tf_data.decode, tf_data.augment):
+        r = tf_data.vectorized_map_gain(fn, 64, 16, repeats=1)
+        assert r["same_values"] and r["function"] == fn.__name__
+        assert r["per_element_s"] > 0 and r["vectorized_s"] > 0
+        assert r["speedup"] == pytest.approx(r["per_element_s"] / r["vectorized_s"])

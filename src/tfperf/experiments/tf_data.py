@@ -20,7 +20,8 @@ the same on any machine so that every effect is visible on a 2-core laptop:
 - :func:`train_epochs`: the training loop that consumes a pipeline epoch by epoch;
 - :func:`build_pipeline`: the chapter's pipeline with each optimization on or off (the
   experiment panel's settings), :func:`pipeline_runs` to time it epoch by epoch with its
-  timeline, :func:`parallel_map_gain` for the three kinds of work, :func:`threads_in_flight`
+  timeline, :func:`parallel_map_gain` for the three kinds of work, :func:`vectorized_map_gain` for
+  a map before and after ``batch`` with no reads, :func:`threads_in_flight`
   for the threads ``tf.data`` gives a parallel map, :func:`bound_by` for "is my training
   input-bound?".
 """
@@ -495,6 +496,33 @@ def parallel_map_gain(kind: str, elements: int = 64, ms: float = 2.0, *, paralle
         par_s.append(timing.stopwatch(parallel)[1])
     seq, par = statistics.median(seq_s), statistics.median(par_s)
     return {"kind": kind, "sequential_s": seq, "parallel_s": par, "speedup": seq / max(par, 1e-9)}
+
+
+def vectorized_map_gain(fn: Callable, elements: int, batch: int = 32, *, parallel: bool = False,
+                        repeats: int = 5) -> dict:
+    """Seconds to iterate ``elements`` in-memory records (random ``float32`` features) mapped by
+    ``fn`` then batched, and batched then mapped by ``fn`` (one call per batch), with no storage
+    reads: the map's own work is all there is. ``fn(keys, features)`` must work on one element and on a batch (:func:`decode`,
+    :func:`augment`). Returns ``per_element_s``, ``vectorized_s`` (medians of ``repeats``, the
+    two pipelines timed alternately), ``speedup`` and whether both delivered the same values.
+    """
+    calls = AUTOTUNE if parallel else None
+    features = np.random.default_rng().random((elements, RECORD_BYTES), dtype=np.float32)
+    records = tf.data.Dataset.from_tensor_slices((tf.range(elements, dtype=tf.int64), features))
+    per_element = records.map(fn, num_parallel_calls=calls).batch(batch)
+    vectorized = records.batch(batch).map(fn, num_parallel_calls=calls)
+
+    def values(ds):
+        return np.concatenate([features.numpy() for _, features in ds])
+
+    same = bool(np.allclose(values(per_element), values(vectorized), rtol=1e-5, atol=1e-5))  # also warms up
+    per_s, vec_s = [], []
+    for _ in range(repeats):
+        per_s.append(timing.stopwatch(lambda: [None for _ in per_element])[1])
+        vec_s.append(timing.stopwatch(lambda: [None for _ in vectorized])[1])
+    per, vec = statistics.median(per_s), statistics.median(vec_s)
+    return {"function": getattr(fn, "__name__", repr(fn)), "parallel": parallel, "per_element_s": per,
+            "vectorized_s": vec, "speedup": per / max(vec, 1e-9), "same_values": same}
 
 
 def threads_in_flight(private_threadpool_size: int | None = None, *, calls: int = 32, elements: int = 64,
