@@ -170,6 +170,10 @@ class _Screen(ast.NodeVisitor):
             self._target(node.optional_vars, node.context_expr, "assigns")
         self.generic_visit(node)
 
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._target(node.target, node, "assigns")
+        self.generic_visit(node)
+
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
             self._target(target, node, "deletes")
@@ -195,6 +199,8 @@ class _Screen(ast.NodeVisitor):
                 positional = item.args.posonlyargs + item.args.args
                 self._function(item, receiver=positional[0].arg if positional else None)
             else:
+                if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name) and item.value.id in methods:
+                    methods |= {t.id for t in item.targets if isinstance(t, ast.Name)}  # an alias of a method
                 self.visit(item)
         self.classes[node.name] = methods
 
@@ -249,6 +255,7 @@ class _Screen(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._type_attribute(node)
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag(node, f"uses the attribute {node.attr}")
         base = _dotted(node.value)
@@ -264,6 +271,12 @@ class _Screen(ast.NodeVisitor):
                 self.flag(node, f"gets the method {base}.{node.attr} through its class (it would run on any object "
                                 f"passed as self)")
         self.generic_visit(node)
+
+    def _type_attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "type" \
+                and len(value.args) == 1 and not (node.attr.startswith("__") and node.attr.endswith("__")):
+            self.flag(node, f"gets {node.attr} through type(...) (a method taken from the class runs on any object)")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in ("__builtins__", "__loader__", "__spec__"):
