@@ -41,6 +41,9 @@ def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
 class ScreenAnswers(Preprocessor):
     """Flag answer cells that tamper with the grading; zero their exercise's test cells."""
 
+    # nbconvert's Preprocessor is disabled unless told otherwise, and nbconvert calls preprocess()
+    # only for an enabled one: without this, the screen never ran inside nbgrader autograde.
+    enabled = Bool(True, help="Whether to screen answers when autograding").tag(config=True)
     penalize = Bool(True, help="Score the exercise's test cells 0 when its answer is flagged").tag(config=True)
     report = Unicode("", help="JSON-lines file to append every finding to (empty: no report)").tag(config=True)
 

@@ -46,6 +46,23 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
     ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
     ("exec('x = 1')", "calls exec()"),
     ("f.__code__ = g.__code__", "__code__"),
+    ("store._reads = 0", "store._reads, a private attribute"),
+    ("store._seconds_waited += 100.0", "store._seconds_waited, a private attribute"),
+    ("del store._latency", "deletes store._latency"),
+    ("stores[0]._reads = 0", "a private attribute"),
+    ("for store._reads in [0]:\n    pass", "store._reads, a private attribute"),
+    ("def fast(store):\n    store._latency = 0.0", "store._latency, a private attribute"),
+    ("def reset(self):\n    self._reads = 0", "self._reads, a private attribute"),  # not a method
+    ("class A:\n    def m(self, other):\n        other._reads = 0", "other._reads, a private attribute"),
+    ("class A:\n    def m(self):\n        def f(self):\n            self._reads = 0", "self._reads"),
+    ("class A:\n    def m(self):\n        self = store\n        self._reads = 0", "rebinds self"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\nReset.go(store)", "gets the method Reset.go"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\n    again = go\nReset.again(store)", "Reset.again"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\ntype(Reset()).go(store)", "through type(...)"),
+    ("class A:\n    def m(self):\n        (self := store)\n        self._reads = 0", "rebinds self"),
+    ("getattr(store, '_records')", "private attribute _records"),
+    ("getattr(store, name)", "computed attribute name"),
+    ("tf_data._state.clear()", "tf_data._state, a private part of the course library"),
 ])
 def test_tampering_is_flagged_with_its_line(source, flagged):
     findings = screen(source, given_names={"train_unfixed"})
@@ -60,6 +77,17 @@ def test_ordinary_code_is_not_flagged():
         "m = Model()\nm.w = 2\nresults = {}\nresults['a'] = 1\n"
         "with open('notes.txt', 'w') as f:\n    f.write('ok')\n"
         "w = tf.Variable(1.0)\nw.assign(2.0)\nprint(len([1]), sys_version := 3)\n")
+    assert screen(source) == []
+
+
+def test_a_class_of_the_cell_may_set_its_own_private_attributes():
+    source = (
+        "class Counter:\n"
+        "    def __init__(self, start):\n        self._count = start\n"
+        "    def add(self, n):\n        self._count += n\n"
+        "        def inner():\n            self._count -= 0\n        inner()\n"
+        "    @classmethod\n    def zero(cls):\n        cls._made = True\n        return cls(0)\n"
+        "c = Counter.zero()\nc.add(2)\nvalue = getattr(c, 'add')\n")
     assert screen(source) == []
 
 

@@ -54,3 +54,9 @@ def test_an_honest_answer_is_untouched_and_reporting_alone_costs_nothing(tmp_pat
         _notebook("tf.config.run_functions_eagerly(True)"), {})
     assert _scores(nb) == {"tests_1a": 2, "tests_1b": 2, "tests_2": 2}
     assert "run_functions_eagerly" in (tmp_path / "r.jsonl").read_text()
+
+
+def test_nbgrader_runs_the_screen_as_configured():
+    # nbconvert calls a preprocessor through __call__, which skips a disabled one (nbconvert's default).
+    nb, _ = ScreenAnswers()(_notebook("def fast(x):\n    import os\n    os.environ['X'] = '1'\n    return x"), {})
+    assert any(o.get("ename") == "ScreenFailure" for c in nb.cells for o in c.get("outputs", []))

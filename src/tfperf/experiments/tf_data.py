@@ -20,7 +20,8 @@ the same on any machine so that every effect is visible on a 2-core laptop:
 - :func:`train_epochs`: the training loop that consumes a pipeline epoch by epoch;
 - :func:`build_pipeline`: the chapter's pipeline with each optimization on or off (the
   experiment panel's settings), :func:`pipeline_runs` to time it epoch by epoch with its
-  timeline, :func:`parallel_map_gain` for the three kinds of work, :func:`threads_in_flight`
+  timeline, :func:`parallel_map_gain` for the three kinds of work, :func:`vectorized_map_gain` for
+  a map before and after ``batch`` with no reads, :func:`threads_in_flight`
   for the threads ``tf.data`` gives a parallel map, :func:`bound_by` for "is my training
   input-bound?".
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,6 +81,21 @@ def python_work(ms: float) -> int:
 # Storage with latency.
 
 
+class _ReadCounts:
+    """What a store's reads did: kept outside the store (:data:`_READ_COUNTS`), so that code
+    holding the store cannot reset or inflate them by assigning its attributes."""
+
+    __slots__ = ("lock", "in_flight", "reads", "max_in_flight", "seconds_waited")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.in_flight = self.reads = self.max_in_flight = 0
+        self.seconds_waited = 0.0
+
+
+_READ_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 class SimulatedStorage:
     """``records`` random records of :data:`RECORD_BYTES` bytes on storage with ``latency``
     seconds per read (a network disk, a remote bucket).
@@ -86,18 +103,16 @@ class SimulatedStorage:
     ``store.read(key)`` returns the record as a ``uint8`` tensor; inside a ``tf.data``
     function it runs ``tf.py_function``, one record per call. The store counts reads
     (:attr:`reads`), the seconds they took (:attr:`seconds_waited`, measured) and the
-    largest number of reads in flight at once (:attr:`max_in_flight`). With a ``recorder``, every read is also a span of its timeline.
+    largest number of reads in flight at once (:attr:`max_in_flight`): read-only, kept
+    where assigning the store's attributes does not reach them. With a ``recorder``,
+    every read is also a span of its timeline.
     """
 
     def __init__(self, records: int, *, latency: float = 0.001, seed: int | None = None,
                  recorder: pipeline_timeline.Recorder | None = None):
         self._records = np.random.default_rng(seed).integers(0, 256, (records, RECORD_BYTES), dtype=np.uint8)
         self._latency = float(latency)
-        self._lock = threading.Lock()
-        self._in_flight = 0
-        self._reads = 0
-        self._max_in_flight = 0
-        self._seconds_waited = 0.0
+        _READ_COUNTS[self] = _ReadCounts()
         self._python = recorder.timed(self._read, "read") if recorder is not None else self._read
 
     @property
@@ -108,17 +123,17 @@ class SimulatedStorage:
     @property
     def reads(self) -> int:
         """Records read so far (since :meth:`reset_counts`)."""
-        return self._reads
+        return _READ_COUNTS[self].reads
 
     @property
     def seconds_waited(self) -> float:
         """Seconds the reads took in all, measured by the reading threads."""
-        return self._seconds_waited
+        return _READ_COUNTS[self].seconds_waited
 
     @property
     def max_in_flight(self) -> int:
         """The largest number of reads that were waiting at the same moment."""
-        return self._max_in_flight
+        return _READ_COUNTS[self].max_in_flight
 
     def __len__(self) -> int:
         return len(self._records)
@@ -132,19 +147,20 @@ class SimulatedStorage:
     def _read(self, key):
         if np.ndim(key) != 0:
             raise ValueError(f"SimulatedStorage reads one record per call; got keys of shape {np.shape(key)}.")
-        with self._lock:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        counts = _READ_COUNTS[self]
+        with counts.lock:
+            counts.in_flight += 1
+            counts.max_in_flight = max(counts.max_in_flight, counts.in_flight)
         start = timing.now()
         try:
             time.sleep(self._latency)
             return self._records[int(key)]
         finally:
             waited = timing.now() - start
-            with self._lock:
-                self._in_flight -= 1
-                self._reads += 1
-                self._seconds_waited += waited
+            with counts.lock:
+                counts.in_flight -= 1
+                counts.reads += 1
+                counts.seconds_waited += waited
 
     def read_now(self, key):
         """The record ``key`` as a NumPy array, read by Python right now (what a generator does;
@@ -158,9 +174,11 @@ class SimulatedStorage:
         return raw
 
     def reset_counts(self) -> None:
-        with self._lock:
-            self._reads = self._max_in_flight = 0
-            self._seconds_waited = 0.0
+        """Start counting reads again from zero."""
+        counts = _READ_COUNTS[self]
+        with counts.lock:
+            counts.reads = counts.max_in_flight = 0
+            counts.seconds_waited = 0.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -478,6 +496,33 @@ def parallel_map_gain(kind: str, elements: int = 64, ms: float = 2.0, *, paralle
         par_s.append(timing.stopwatch(parallel)[1])
     seq, par = statistics.median(seq_s), statistics.median(par_s)
     return {"kind": kind, "sequential_s": seq, "parallel_s": par, "speedup": seq / max(par, 1e-9)}
+
+
+def vectorized_map_gain(fn: Callable, elements: int, batch: int = 32, *, parallel: bool = False,
+                        repeats: int = 5) -> dict:
+    """Seconds to iterate ``elements`` in-memory records (random ``float32`` features) mapped by
+    ``fn`` then batched, and batched then mapped by ``fn`` (one call per batch), with no storage
+    reads: the map's own work is all there is. ``fn(keys, features)`` must work on one element and on a batch (:func:`decode`,
+    :func:`augment`). Returns ``per_element_s``, ``vectorized_s`` (medians of ``repeats``, the
+    two pipelines timed alternately), ``speedup`` and whether both delivered the same values.
+    """
+    calls = AUTOTUNE if parallel else None
+    features = np.random.default_rng().random((elements, RECORD_BYTES), dtype=np.float32)
+    records = tf.data.Dataset.from_tensor_slices((tf.range(elements, dtype=tf.int64), features))
+    per_element = records.map(fn, num_parallel_calls=calls).batch(batch)
+    vectorized = records.batch(batch).map(fn, num_parallel_calls=calls)
+
+    def values(ds):
+        return np.concatenate([features.numpy() for _, features in ds])
+
+    same = bool(np.allclose(values(per_element), values(vectorized), rtol=1e-5, atol=1e-5))  # also warms up
+    per_s, vec_s = [], []
+    for _ in range(repeats):
+        per_s.append(timing.stopwatch(lambda: [None for _ in per_element])[1])
+        vec_s.append(timing.stopwatch(lambda: [None for _ in vectorized])[1])
+    per, vec = statistics.median(per_s), statistics.median(vec_s)
+    return {"function": getattr(fn, "__name__", repr(fn)), "parallel": parallel, "per_element_s": per,
+            "vectorized_s": vec, "speedup": per / max(vec, 1e-9), "same_values": same}
 
 
 def threads_in_flight(private_threadpool_size: int | None = None, *, calls: int = 32, elements: int = 64,

@@ -56,12 +56,20 @@ def check_same_epochs(got: Sequence[Any], expected: Sequence[Any], *, what: str,
 
 @guard.checked
 def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable, random: Callable,
-                          what: str, section: str | None = None) -> list:
+                          what: str, section: str | None = None, expensive_output_fits_in_memory: bool = True) -> list:
     """Fail unless ``dataset`` is built for speed, read from its own graph:
 
     no Python generator; the stage running ``reader`` (a ``tf.py_function``'s Python
-    function) runs in parallel; a cache after the stage running ``expensive`` and before
-    the stage running ``random``; a ``prefetch`` at the end. Returns the stages.
+    function) runs in parallel; a cache before the stage running ``random``; a ``prefetch``
+    at the end. Where the cache goes depends on ``expensive_output_fits_in_memory``:
+
+    - True: a cache after the stage running ``expensive`` (its work is done once);
+    - False (what ``expensive`` returns is too large for memory, as when decoding compressed
+      images): no in-memory cache (``cache()`` without a file name) after that stage; a
+      cache after the reads, either in memory before ``expensive`` or in a file after it
+      (the data performance guide's two answers).
+
+    Returns the stages.
     """
     try:
         chain = dataset_graph.stages(dataset)
@@ -90,8 +98,17 @@ def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable
         fail("nothing is cached: every epoch reads and decodes every record again.")
     if any(i > min(augments) for i in caches):
         fail("a cache comes after the random augmentation: every epoch would replay the first epoch's augmentation.")
-    if not any(i > max(decodes) for i in caches):
-        fail("the cache comes before the decoding: every epoch decodes every record again.")
+    if expensive_output_fits_in_memory:
+        if not any(i > max(decodes) for i in caches):
+            fail("the cache comes before the decoding: every epoch decodes every record again.")
+    else:
+        in_memory = [i for i in caches if i > min(decodes) and not chain[i].args.get("filename")]
+        if in_memory:
+            fail("it caches the decoded records in memory (cache() without a file name, after the decoding), "
+                 "and the decoded data set does not fit in memory. Cache the raw records in memory before "
+                 "decoding them, or the decoded records in a file (cache(filename)).")
+        if not any(i > max(reads) for i in caches):
+            fail("the cache comes before the reads: every epoch reads every record again.")
     last = [s for s in chain if s.kind != "options"][-1]
     if last.kind != "prefetch":
         fail("it does not end with prefetch: the training step and the pipeline then take turns instead of overlapping.")

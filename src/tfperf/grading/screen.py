@@ -6,9 +6,13 @@ check reads before the check can look, is best caught before the notebook runs. 
 reads an answer cell's source (it runs nothing) and reports, with line numbers:
 
 - changing modules or objects from outside: assigning or deleting attributes of imported
-  modules (``tf.x = ...``), ``setattr``/``delattr``, ``vars()``/``globals()``, dunder
+  modules (``tf.x = ...``), assigning or deleting private (underscore) attributes of any
+  object (``store._reads = 0``, ``x._y += 1``; only ``self._y`` inside a method of a class
+  defined in the same cell is allowed), getting a method of such a class through the class
+  (``Cls.method(other_object)`` would run it on an object of the library), ``setattr``/
+  ``delattr``, ``getattr`` of a private or computed name, ``vars()``/``globals()``, dunder
   attributes (``__dict__``, ``__code__``, ``__globals__``, ...), private names of the course
-  library (``host_syncs._patches``);
+  library (``host_syncs._patches``, ``tf_data._state``);
 - the kernel and the interpreter: ``get_ipython``, ``sys.modules``, ``sys.settrace``,
   ``sys._getframe``, ``importlib``, ``inspect``, ``gc``, ``ctypes``, ``exec``/``eval``/
   ``compile``/``__import__``, ``builtins``;
@@ -30,7 +34,13 @@ from dataclasses import dataclass
 
 #: Names that the notebooks bind to modules before any answer cell.
 NOTEBOOK_MODULES = ("tf", "np", "keras", "plt", "tfperf", "grading", "timing", "device", "sizes", "source",
-                    "host_syncs", "traces", "op_counts", "gpu_sync", "eg", "td", "kf", "course", "logs")
+                    "host_syncs", "traces", "op_counts", "gpu_sync", "eg", "td", "kf", "course", "logs",
+                    "tf_data", "keras_fit", "copies", "dataset_graph", "pipeline_timeline", "plots", "monitor",
+                    "widgets")
+#: Of those, the names bound to the course library (``tfperf`` modules).
+LIBRARY_MODULES = ("tfperf", "grading", "timing", "device", "sizes", "source", "host_syncs", "traces", "op_counts",
+                   "gpu_sync", "eg", "td", "kf", "course", "logs", "tf_data", "keras_fit", "copies", "dataset_graph",
+                   "pipeline_timeline", "plots", "monitor", "widgets", "instrument", "targets", "guard")
 #: ``module.attribute`` uses that are flagged (the rest of ``os`` and ``sys`` is fine).
 FLAGGED_ATTRIBUTES = {
     "os": {"environ", "putenv", "unsetenv", "system", "fork", "forkpty", "kill", "popen", "execv", "execve",
@@ -77,6 +87,8 @@ class _Screen(ast.NodeVisitor):
         self.findings: list[Finding] = []
         self.given = set(given_names)
         self.modules: dict[str, str] = {}  # local name -> module it is bound to
+        self.receivers: frozenset[str] = frozenset()  # names that are the instance of a class of this cell (self)
+        self.classes: dict[str, set[str]] = {}  # class of this cell -> its plain (instance) methods
 
     def flag(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), what))
@@ -115,12 +127,20 @@ class _Screen(ast.NodeVisitor):
             root = base.split(".")[0] if base else None
             if root in self.modules or root in NOTEBOOK_MODULES:
                 self.flag(node, f"{verb} {base}.{target.attr}, an attribute of a module")
+            elif target.attr.startswith("_") and not (isinstance(target.value, ast.Name)
+                                                      and target.value.id in self.receivers):
+                self.flag(node, f"{verb} {_dotted(target) or '...' + '.' + target.attr}, a private attribute of "
+                                f"an object (only self._x inside a class of this cell may be set)")
         elif isinstance(target, ast.Subscript):
             base = _dotted(target.value)
             if base and (base.endswith("environ") or base.endswith("modules") or base.endswith("__dict__")):
                 self.flag(node, f"{verb} an item of {base}")
         elif isinstance(target, ast.Name) and target.id in self.given:
             self.flag(node, f"redefines {target.id}, which a locked cell defines")
+        elif isinstance(target, ast.Name) and target.id in self.receivers:
+            self.flag(node, f"rebinds {target.id}, the object whose private attributes a method may set")
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, node, verb)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -135,6 +155,25 @@ class _Screen(ast.NodeVisitor):
         self._target(node.target, node, "assigns")
         self.generic_visit(node)
 
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._target(node.target, node, "assigns")
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._target(node.target, node.iter, "assigns")
+        self.generic_visit(node)
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._target(node.optional_vars, node.context_expr, "assigns")
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._target(node.target, node, "assigns")
+        self.generic_visit(node)
+
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
             self._target(target, node, "deletes")
@@ -143,15 +182,67 @@ class _Screen(ast.NodeVisitor):
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         if node.name in self.given:
             self.flag(node, f"redefines {node.name}, which a locked cell defines")
-        self.generic_visit(node)
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _definition
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._definition(node)
+        for item in node.decorator_list + node.bases + node.keywords:
+            self.visit(item)
+        methods = set()
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorators = {_dotted(d) for d in item.decorator_list}
+                if "staticmethod" in decorators:
+                    self._function(item)
+                    continue
+                if "classmethod" not in decorators:
+                    methods.add(item.name)
+                positional = item.args.posonlyargs + item.args.args
+                self._function(item, receiver=positional[0].arg if positional else None)
+            else:
+                if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name) and item.value.id in methods:
+                    methods |= {t.id for t in item.targets if isinstance(t, ast.Name)}  # an alias of a method
+                self.visit(item)
+        self.classes[node.name] = methods
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, receiver: str | None = None) -> None:
+        """Visit a function. In a method, ``receiver`` (its first parameter: the instance, or the class)
+        may have its private attributes set; in a nested function, so may the enclosing method's
+        receiver, unless a parameter of the same name rebinds it."""
+        if not isinstance(node, ast.Lambda):
+            self._definition(node)
+            for decorator in node.decorator_list:
+                self.visit(decorator)
+            if node.returns is not None:
+                self.visit(node.returns)
+        args = node.args
+        own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        self.visit(args)
+        saved = self.receivers
+        self.receivers = frozenset({receiver}) if receiver else frozenset(saved - own)
+        for item in (node.body if isinstance(node.body, list) else [node.body]):
+            self.visit(item)
+        self.receivers = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._function(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._function(node)
 
     # Calls, attributes and names.
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
         if isinstance(node.func, ast.Name) and node.func.id in FLAGGED_CALLS:
             self.flag(node, f"calls {node.func.id}()")
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+            attribute = node.args[1]
+            if not (isinstance(attribute, ast.Constant) and isinstance(attribute.value, str)):
+                self.flag(node, "calls getattr() with a computed attribute name")
+            elif attribute.value.startswith("_"):
+                self.flag(node, f"calls getattr() for the private attribute {attribute.value}")
         if name and name.split(".")[-1] in FLAGGED_TF_CONFIG and ".config" in name:
             self.flag(node, f"changes a TensorFlow switch ({name})")
         if isinstance(node.func, ast.Name) and node.func.id == "open" and node.args:
@@ -164,6 +255,7 @@ class _Screen(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._type_attribute(node)
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag(node, f"uses the attribute {node.attr}")
         base = _dotted(node.value)
@@ -172,11 +264,19 @@ class _Screen(ast.NodeVisitor):
             root = module.split(".")[0]
             if root in FLAGGED_ATTRIBUTES and base == base.split(".")[0] and node.attr in FLAGGED_ATTRIBUTES[root]:
                 self.flag(node, f"uses {root}.{node.attr}")
-            if (module.startswith("tfperf") or base in ("grading", "timing", "host_syncs", "traces", "op_counts",
-                                                        "instrument", "targets", "guard")) \
+            if (module.startswith("tfperf") or base.split(".")[0] in LIBRARY_MODULES) \
                     and node.attr.startswith("_") and not node.attr.startswith("__"):
                 self.flag(node, f"uses {base}.{node.attr}, a private part of the course library")
+            if base in self.classes and node.attr in self.classes[base]:
+                self.flag(node, f"gets the method {base}.{node.attr} through its class (it would run on any object "
+                                f"passed as self)")
         self.generic_visit(node)
+
+    def _type_attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "type" \
+                and len(value.args) == 1 and not (node.attr.startswith("__") and node.attr.endswith("__")):
+            self.flag(node, f"gets {node.attr} through type(...) (a method taken from the class runs on any object)")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in ("__builtins__", "__loader__", "__spec__"):
