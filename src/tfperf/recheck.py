@@ -29,6 +29,7 @@ import ast
 import contextlib
 import io
 import json
+import linecache
 import os
 import random
 import statistics
@@ -220,9 +221,10 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     namespace: dict = {"__name__": "__main__"}
     try:
         with logs.captured_output(), _seeded(0):
-            for index, source in enumerate(header["cells"]):
-                exec(compile(source, f"<cell {index}>", "exec"), namespace)
-            exec(compile(header["prelude"], "<test cell>", "exec"), namespace)
+            for index, source in enumerate([*header["cells"], header["prelude"]]):
+                name = f"<cell {index}>"   # AutoGraph reads a function's source through linecache
+                linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+                exec(compile(source, name, "exec"), namespace)
             function = eval(header["function"], namespace)
             make_inputs = eval(header["make_inputs"], namespace)
     except BaseException:
