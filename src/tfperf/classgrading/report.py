@@ -137,6 +137,9 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
     if found:
         lines += ["| student | what | detail |", "|---|---|---|"]
         lines += [f"| {_md_escape(s)} | {k} | {_md_escape(d)} |" for s, k, d in found]
+        lines += ["", "To time a student's speed checks again out of the grading kernel's reach: "
+                  "`python -m tfperf recheck autograde/submitted/STUDENT/ASSIGNMENT/NOTEBOOK.ipynb` "
+                  "(docs/instructors.md, \"A second opinion\")."]
     else:
         lines.append("None.")
     if plots:
