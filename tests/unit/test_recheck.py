@@ -75,7 +75,7 @@ def test_a_result_that_differs_is_named():
 
 
 @pytest.mark.slow
-def test_the_reference_passes_and_the_unfixed_code_or_a_slowed_baseline_does_not(tmp_path):
+def test_the_reference_passes_and_an_answer_that_slows_the_baseline_gains_nothing(tmp_path):
     """Out of its kernel, an answer cannot slow the unfixed code: it runs in another process."""
     reference = tmp_path / "reference.ipynb"
     nbformat.write(nbformat.read(SOURCE, as_version=4), reference)
@@ -95,13 +95,12 @@ def test_the_reference_passes_and_the_unfixed_code_or_a_slowed_baseline_does_not
     assert passed.passed, passed.line()
     (cheated,) = recheck.recheck(cheating, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
     assert not cheated.passed and cheated.problem is None and cheated.median < 2, cheated.line()
-    (untouched,) = recheck.recheck(STUDENT, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
-    assert not untouched.passed and "NotImplementedError" in untouched.problem, untouched.line()
 
 
 @pytest.mark.slow
-def test_the_command_exits_1_with_a_line_per_check(tmp_path):
+def test_the_command_fails_the_untouched_notebook_with_a_line_per_check():
     result = subprocess.run([sys.executable, "-m", "tfperf", "recheck", str(STUDENT), "--exercise", EXERCISE,
                              "--pairs", "1"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, result.stderr
-    assert result.stdout.count(f"{EXERCISE}: NOT PASSED out of the kernel") == 2, result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith(f"{EXERCISE}: NOT PASSED out of the kernel")]
+    assert len(lines) == 2 and "NotImplementedError" in result.stdout, result.stdout
