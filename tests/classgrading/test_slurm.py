@@ -3,7 +3,6 @@ real single-node Slurm that runs the array job, its tasks grading a toy assignme
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import stat
@@ -15,7 +14,7 @@ import pytest
 
 from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 from tests.classgrading.slurm_cluster import slurm_cluster  # noqa: F401 (the fixture)
-from tests.classgrading.gradebook_toy import ASSIGNMENT, COURSE, expected_scores, finish, make_course, nbgrader, submit
+from tests.classgrading.gradebook_toy import ASSIGNMENT
 from tfperf.classgrading import slurm
 
 # Odd but legal student ids (nbgrader's are folder names): quoting must keep each one whole.
@@ -123,56 +122,7 @@ def test_submit_says_when_sbatch_is_missing(tmp_path, monkeypatch):
         slurm.submit(script)
 
 
-STAND_IN = textwrap.dedent("""\
-    # Stand-in for `python -m tfperf grade` (same arguments): nbgrader autograde, one student at a time.
-    import argparse, subprocess, sys
-    parser = argparse.ArgumentParser()
-    parser.add_argument("assignment")
-    parser.add_argument("--students", nargs="+", required=True)
-    parser.add_argument("--course", required=True)
-    parser.add_argument("--db-url", required=True)
-    parser.add_argument("--jobs", type=int, required=True)
-    args = parser.parse_args()
-    for student in args.students:
-        subprocess.run([sys.executable, "-m", "nbgrader", "autograde", args.assignment, "--student", student,
-                        f"--CourseDirectory.db_url={args.db_url}"], check=True, cwd=args.course)
-    """)
-
-
 @pytest.mark.slow
-def test_array_job_on_a_real_slurm_grades_into_postgres(slurm_cluster, postgres, tmp_path):  # noqa: F811
-    from nbgrader.api import Gradebook
-
-    url = postgres.create_database("gradebook_slurm")
-    course = tmp_path / "course"
-    make_course(course, url)
-    finish(nbgrader(course, "generate_assignment", ASSIGNMENT))
-    students = {"ada": 7, "bo": 2, "cy": 5}
-    for student, bits in students.items():
-        submit(course, student, bits)
-    (tmp_path / "stand_in.py").write_text(STAND_IN)
-
-    script = slurm.write_array_job(ASSIGNMENT, list(students), course, tmp_path / "slurm" / JOB_NAME, db_url=url,
-                                   chunk=2, command=[sys.executable, str(tmp_path / "stand_in.py")])
-    job = slurm.submit(script)
-    assert job.isdigit()
-    states = slurm_cluster.wait(job, timeout=240)
-    logs = {path.name: path.read_text() for path in (tmp_path / "slurm" / "logs").iterdir()}
-    assert states == {"0": ("COMPLETED", "0:0"), "1": ("COMPLETED", "0:0")}, (states, logs)
-    assert sorted(logs) == [f"{job}_0.out", f"{job}_1.out"]
-    assert "task 0 on " in logs[f"{job}_0.out"] and ": ada bo" in logs[f"{job}_0.out"]
-
-    with Gradebook(url, COURSE) as gradebook:
-        assert sorted(s.id for s in gradebook.students) == sorted(students)
-        for student, bits in students.items():
-            notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
-            assert {grade.name: grade.score for grade in notebook.grades} == expected_scores(bits), student
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not (importlib.util.find_spec("tfperf.classgrading.batch")
-                         and importlib.util.find_spec("tests.classgrading.toy")),
-                    reason="the grade command (tfperf.classgrading.batch) and its toy course are not here")
 def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request, tmp_path, monkeypatch):  # noqa: F811
     """Two array tasks at once (no --exclusive), each running the real ``tfperf grade`` on its chunk of a toy
     class (the grade command's own toy course: sandboxed kernel, real course configuration) into PostgreSQL."""
