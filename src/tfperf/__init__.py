@@ -39,7 +39,9 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``autograding``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
-- ``cli``: ``python -m tfperf doctor | calibrate | workspace``.
+- ``report``: ``make_report()``: every chapter's reference notebook run on this device, and one
+  Markdown report of what it measured (machine, printed measurements, plots, records, speed-check ratios).
+- ``cli``: ``python -m tfperf doctor | calibrate | workspace | report``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.

@@ -2,11 +2,14 @@
 
 An experiment returns *records* (one dict per measurement); a :class:`Run` keeps the
 records of one run with its settings; a chapter's plot function ``draw(figure, runs)``
-draws any number of runs; :func:`show` makes the figure and shows it.
+draws any number of runs; :func:`show` makes the figure and shows it (and, when
+``TFPERF_RECORD_RUNS`` names a file, appends the runs it drew to it: ``python -m tfperf report``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +18,10 @@ import matplotlib.pyplot as plt
 from matplotlib import ticker
 
 Record = dict[str, Any]
+
+#: When set, every :func:`show` appends the runs it drew (settings and records) to this
+#: JSON-lines file, one line per figure (``python -m tfperf report`` uses it).
+RUNS_RECORD_ENV_VAR = "TFPERF_RECORD_RUNS"
 
 LINESTYLES = ("-", "--", ":", "-.")
 FIGSIZE = (11.0, 4.0)
@@ -35,7 +42,28 @@ def show(draw: Callable[[Any, Sequence[Run]], None], runs: Run | Sequence[Run], 
     runs = [runs] if isinstance(runs, Run) else list(runs)
     fig = plt.figure(figsize=figsize, layout="constrained")
     draw(fig, runs)
+    _record(draw, runs)
     plt.show()
+
+
+def _as_json(value: Any) -> Any:
+    """What ``json`` cannot write itself: NumPy scalars and arrays as numbers and lists, an object
+    with a ``summary()`` (a pipeline timeline) as its summary, anything else as text."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if callable(getattr(value, "summary", None)):
+        return value.summary()
+    return str(value)
+
+
+def _record(draw: Callable[..., Any], runs: Sequence[Run]) -> None:
+    path = os.environ.get(RUNS_RECORD_ENV_VAR)
+    if not path:
+        return
+    row = {"plot": getattr(draw, "__name__", str(draw)),
+           "runs": [{"label": r.label, "settings": r.settings, "records": r.records} for r in runs]}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=_as_json) + "\n")
 
 
 def each_run(runs: Sequence[Run]) -> Iterator[tuple[Run, str, str]]:
