@@ -186,6 +186,7 @@ def run_notebook(path: Path, *, env: dict[str, str], out_dir: Path, timeout: int
     cell made each record. The executed notebook is written to ``out_dir/notebooks/``.
     """
     import nbformat
+    from jupyter_client import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
@@ -206,7 +207,9 @@ def run_notebook(path: Path, *, env: dict[str, str], out_dir: Path, timeout: int
         made[cell_index] = (earlier[0] + speed[seen["speed"]:], earlier[1] + runs[seen["runs"]:])
         seen.update(speed=len(speed), runs=len(runs))
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+    # ipc: the kernel talks over local sockets in its runtime folder, not unencrypted TCP ports
+    client = NotebookClient(nb, km=KernelManager(kernel_name="python3", transport="ipc"),
+                            timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}}, on_cell_start=on_cell_start,
                             on_cell_execute=lambda cell, cell_index: last.__setitem__(0, cell_index),
                             on_cell_executed=lambda cell, cell_index, execute_reply: collect(cell_index))
@@ -380,7 +383,7 @@ def kernel_env(record_dir: Path, size: str) -> dict[str, str]:
 def make_report(notebooks: Sequence[Path], *, root: Path, out: Path, size: str, timeout: int | None,
                 command: str = "python -m tfperf report", say: Callable[[str], None] = print) -> tuple[Path, bool]:
     """Run ``notebooks`` and write the report; returns its path and whether everything ran cleanly."""
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     clock = time.monotonic()
     say(f"Report at size {size!r}: describing this machine ...")
     with tempfile.TemporaryDirectory(prefix="tfperf-report-") as scratch:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.browser.notebook_page import NotebookPage
 
+
 def keep_two_choices(label: str):
     """Keep only the first two choices of a multiple-choice list, as a learner would."""
     def change(panel) -> str:
@@ -62,7 +63,7 @@ def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
     return status.inner_text()
 
 
-@pytest.mark.parametrize("notebook, change, parameter_name", CHAPTERS, ids=lambda v: str(v).split("/")[0])
+@pytest.mark.parametrize("notebook, change, parameter_name", CHAPTERS, ids=[c[0].split("/")[0] for c in CHAPTERS])
 def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts, notebook, change, parameter_name):
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing="ExperimentPanel(")
