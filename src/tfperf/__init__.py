@@ -16,8 +16,8 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
 - ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
 - ``dataset_graph``: ``stages(ds)``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
-- ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines``,
-  ``plot_bars``, ``each_run``.
+- ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines`` (a group keeps
+  its colour in every run), ``legend`` (groups and runs, not every line), ``plot_bars``, ``plot_grouped_barh``, ``each_run``.
 - ``workspace``: the learner's own copies of the notebooks in ``my-work/`` (never overwritten).
 - ``timing``: the only module that reads a clock: ``measure()``, ``compare()`` (interleaved
   pairs, median ratio and spread), ``stopwatch()``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ Record = dict[str, Any]
 #: JSON-lines file, one line per figure (``python -m tfperf report`` uses it).
 RUNS_RECORD_ENV_VAR = "TFPERF_RECORD_RUNS"
 
-LINESTYLES = ("-", "--", ":", "-.")
+LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))  # five runs, five styles
 FIGSIZE = (11.0, 4.0)
 
 
@@ -91,7 +92,7 @@ def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, lab
     for name, points in lines.items():
         points.sort()
         xs, ys = zip(*points)
-        ax.plot(xs, ys, marker="o", linestyle=linestyle, label=f"{label_prefix}{name}")
+        ax.plot(xs, ys, marker="o", linestyle=linestyle, color=group_color(ax, name), label=f"{label_prefix}{name}")
     if logx:
         ax.set_xscale("log")
         _plain_numbers(ax.xaxis)
@@ -101,6 +102,32 @@ def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, lab
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     ax.grid(True, which="both", alpha=0.3)
+
+
+_group_colors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def group_color(ax, name: Any) -> str:
+    """The colour of group ``name`` in ``ax``'s figure: the same in every panel and every run of it."""
+    colors = _group_colors.setdefault(ax.figure, {})
+    if name not in colors:
+        cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        colors[name] = cycle[len(colors) % len(cycle)]
+    return colors[name]
+
+
+def legend(ax, runs: Sequence[Run], **kwargs: Any) -> None:
+    """``ax``'s legend. With several runs, one entry per group (its colour) and one per run (its line
+    style) instead of one per line, so that it stays short however many runs are drawn."""
+    if len(runs) <= 1:
+        ax.legend(**kwargs)
+        return
+    from matplotlib.lines import Line2D
+
+    colors = _group_colors.get(ax.figure, {})
+    handles = [Line2D([], [], color=color, marker="o", label=str(name)) for name, color in colors.items()]
+    handles += [Line2D([], [], color="0.3", linestyle=style, label=run.label) for run, _, style in each_run(runs)]
+    ax.legend(handles=handles, **kwargs)
 
 
 class _PlainLogFormatter(ticker.LogFormatter):
