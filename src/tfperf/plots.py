@@ -138,9 +138,11 @@ class _PlainLogFormatter(ticker.LogFormatter):
 
 
 def _plain_numbers(axis) -> None:
-    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little."""
+    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little
+    (with a tick at 1.5 as well, so that an axis from 0.08 to 0.19 is not labelled at its lower end only)."""
+    axis.set_minor_locator(ticker.LogLocator(subs=(1.5, 2, 3, 4, 5, 6, 7, 8, 9)))
     axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
 
 
 def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str, annotate: str = "{:.3g}") -> None:

@@ -95,3 +95,14 @@ def test_a_group_keeps_its_colour_across_runs_and_panels_and_the_legend_stays_sh
     plots.legend(right, runs[:1])
     assert [t.get_text() for t in right.get_legend().get_texts()][:3] == ["run 1: a", "run 1: b", "run 1: c"]
     plt.close(fig)
+
+
+def test_a_log_axis_spanning_little_is_labelled_along_its_length():
+    fig, (ax,) = plots.new_figure(1)
+    records = [{"size": s, "ms": ms, "kind": "a"} for s, ms in ((0.01, 0.08), (0.05, 0.12), (0.2, 0.19))]
+    plots.plot_lines(ax, records, x="size", y="ms", group="kind", logx=True, logy=True)
+    fig.canvas.draw()
+    low, high = ax.get_ylim()
+    shown = [float(t.get_text()) for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()
+             if t.get_text() and low <= float(t.get_text()) <= high]
+    assert min(shown) < 0.1 < 0.15 <= max(shown)  # labels below and well above 0.1, not only at the bottom
