@@ -207,8 +207,10 @@ def run_notebook(path: Path, *, env: dict[str, str], out_dir: Path, timeout: int
         made[cell_index] = (earlier[0] + speed[seen["speed"]:], earlier[1] + runs[seen["runs"]:])
         seen.update(speed=len(speed), runs=len(runs))
 
-    # ipc: the kernel talks over local sockets in its runtime folder, not unencrypted TCP ports
-    client = NotebookClient(nb, km=KernelManager(kernel_name="python3", transport="ipc"),
+    # ipc: the kernel talks over local sockets (in the scratch folder: an absolute path, since the
+    # kernel runs in the notebook's folder), not over unencrypted TCP ports
+    sockets = str(speed_file.parent / "kernel")
+    client = NotebookClient(nb, km=KernelManager(kernel_name="python3", transport="ipc", ip=sockets),
                             timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}}, on_cell_start=on_cell_start,
                             on_cell_execute=lambda cell, cell_index: last.__setitem__(0, cell_index),
