@@ -25,6 +25,7 @@ help:
 	@echo "make normalize      strip outputs and normalize every notebook in git"
 	@echo "make lint           the notebook rules (tfperf.nblint); ruff too, if it is installed"
 	@echo "make calibrate      measure throughput targets on this machine (autograde/targets.toml)"
+	@echo "make gpu-report     run every chapter on this device and write reports/<device>-<date>/report.md (REPORT_SIZE=ci: quick)"
 	@echo "make doctor         report the device TensorFlow sees and what is wrong with it"
 	@echo "make grade ASSIGNMENT=01_tensors [GRADE_ARGS='--jobs 2']  grade a class: feedback, grades.csv, summary (resumable)"
 
@@ -68,6 +69,11 @@ lint: venv
 
 calibrate: venv
 	$(BIN)/python -m tfperf calibrate --out autograde/targets.toml
+
+# Every chapter's measurements and graded checks on this device, in one Markdown report (docs/testing-on-a-gpu.md).
+REPORT_SIZE ?= full
+gpu-report: venv
+	$(BIN)/python -m tfperf report --size $(REPORT_SIZE)
 
 doctor: venv
 	$(BIN)/python -m tfperf doctor

@@ -16,8 +16,8 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
 - ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
 - ``dataset_graph``: ``stages(ds)``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
-- ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines``,
-  ``plot_bars``, ``each_run``.
+- ``plots``: ``Run`` (one run's settings and records), ``show(draw, runs)``, ``plot_lines`` (a group keeps
+  its colour in every run), ``legend`` (groups and runs, not every line), ``plot_bars``, ``plot_grouped_barh``, ``each_run``.
 - ``workspace``: the learner's own copies of the notebooks in ``my-work/`` (never overwritten).
 - ``timing``: the only module that reads a clock: ``measure()``, ``compare()`` (interleaved
   pairs, median ratio and spread), ``stopwatch()``.
@@ -44,7 +44,9 @@ checks it). This is the one list of the library's layers; docs/contributing.md p
 - ``classgrading``: ``python -m tfperf grade``'s parts (for instructors): collect and check submissions,
   CPU sets for parallel graders, the resumable ledger, one nbgrader process per student, the summary,
   and ``classgrading.slurm``, the Slurm array job that grades a class on a cluster.
-- ``cli``: ``python -m tfperf doctor | calibrate | workspace | recheck | grade``.
+- ``report``: ``make_report()``: every chapter's reference notebook run on this device, and one
+  Markdown report of what it measured (machine, printed measurements, plots, records, speed-check ratios).
+- ``cli``: ``python -m tfperf doctor | calibrate | workspace | report | recheck | grade``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.

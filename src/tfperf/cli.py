@@ -1,4 +1,4 @@
-"""Command line: ``python -m tfperf doctor | calibrate | workspace | recheck | grade``."""
+"""Command line: ``python -m tfperf doctor | calibrate | workspace | report | recheck | grade``."""
 
 from __future__ import annotations
 
@@ -165,6 +165,18 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
     return 0
 
 
+def report(notebooks: list[Path], out: Path | None, size: str, timeout: int | None) -> int:
+    """Run the reference notebooks on this device and write one Markdown report (tfperf.report)."""
+    from tfperf import report as reporting
+
+    root = checkout.course_root()
+    command = " ".join(["python -m tfperf report", f"--size {size}", *map(str, notebooks)])
+    notebooks = notebooks or sorted((root / "solutions").glob("*/*.ipynb"))
+    _, clean = reporting.make_report(notebooks, root=root, out=out or root / "reports", size=size, timeout=timeout,
+                                     command=command)
+    return 0 if clean else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -193,7 +205,17 @@ def main(argv: list[str] | None = None) -> int:
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")
     gr.add_argument("--slurm", action="store_true", help="write a Slurm array job instead of grading here")
     gr.add_argument("--submit", action="store_true", help="with --slurm: submit it with sbatch")
+    rep = sub.add_parser("report", help="run every chapter's reference notebook here and write a Markdown report "
+                                        "of what it measured (reports/<device>-<date>/report.md)")
+    rep.add_argument("notebooks", nargs="*", type=Path,
+                     help="notebooks to run (default: the checkout's solutions/*/*.ipynb)")
+    rep.add_argument("--size", choices=("full", "ci"), default="full",
+                     help="experiment size: full (learner scale, default) or ci (small and quick)")
+    rep.add_argument("--out", type=Path, help="folder the report's folder goes in (default: the checkout's reports/)")
+    rep.add_argument("--timeout", type=int, default=1800, help="seconds one cell may run (default: 1800)")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return report(args.notebooks, args.out, args.size, args.timeout)
     if args.command == "recheck":
         return recheck.run(args)
     if args.command == "grade":

@@ -2,11 +2,15 @@
 
 An experiment returns *records* (one dict per measurement); a :class:`Run` keeps the
 records of one run with its settings; a chapter's plot function ``draw(figure, runs)``
-draws any number of runs; :func:`show` makes the figure and shows it.
+draws any number of runs; :func:`show` makes the figure and shows it (and, when
+``TFPERF_RECORD_RUNS`` names a file, appends the runs it drew to it: ``python -m tfperf report``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +20,11 @@ from matplotlib import ticker
 
 Record = dict[str, Any]
 
-LINESTYLES = ("-", "--", ":", "-.")
+#: When set, every :func:`show` appends the runs it drew (settings and records) to this
+#: JSON-lines file, one line per figure (``python -m tfperf report`` uses it).
+RUNS_RECORD_ENV_VAR = "TFPERF_RECORD_RUNS"
+
+LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))  # five runs, five styles
 FIGSIZE = (11.0, 4.0)
 
 
@@ -35,7 +43,28 @@ def show(draw: Callable[[Any, Sequence[Run]], None], runs: Run | Sequence[Run], 
     runs = [runs] if isinstance(runs, Run) else list(runs)
     fig = plt.figure(figsize=figsize, layout="constrained")
     draw(fig, runs)
+    _record(draw, runs)
     plt.show()
+
+
+def _as_json(value: Any) -> Any:
+    """What ``json`` cannot write itself: NumPy scalars and arrays as numbers and lists, an object
+    with a ``summary()`` (a pipeline timeline) as its summary, anything else as text."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if callable(getattr(value, "summary", None)):
+        return value.summary()
+    return str(value)
+
+
+def _record(draw: Callable[..., Any], runs: Sequence[Run]) -> None:
+    path = os.environ.get(RUNS_RECORD_ENV_VAR)
+    if not path:
+        return
+    row = {"plot": getattr(draw, "__name__", str(draw)),
+           "runs": [{"label": r.label, "settings": r.settings, "records": r.records} for r in runs]}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=_as_json) + "\n")
 
 
 def each_run(runs: Sequence[Run]) -> Iterator[tuple[Run, str, str]]:
@@ -63,7 +92,7 @@ def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, lab
     for name, points in lines.items():
         points.sort()
         xs, ys = zip(*points)
-        ax.plot(xs, ys, marker="o", linestyle=linestyle, label=f"{label_prefix}{name}")
+        ax.plot(xs, ys, marker="o", linestyle=linestyle, color=group_color(ax, name), label=f"{label_prefix}{name}")
     if logx:
         ax.set_xscale("log")
         _plain_numbers(ax.xaxis)
@@ -75,6 +104,32 @@ def plot_lines(ax, records: Iterable[Record], *, x: str, y: str, group: str, lab
     ax.grid(True, which="both", alpha=0.3)
 
 
+_group_colors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def group_color(ax, name: Any) -> str:
+    """The colour of group ``name`` in ``ax``'s figure: the same in every panel and every run of it."""
+    colors = _group_colors.setdefault(ax.figure, {})
+    if name not in colors:
+        cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        colors[name] = cycle[len(colors) % len(cycle)]
+    return colors[name]
+
+
+def legend(ax, runs: Sequence[Run], **kwargs: Any) -> None:
+    """``ax``'s legend. With several runs, one entry per group (its colour) and one per run (its line
+    style) instead of one per line, so that it stays short however many runs are drawn."""
+    if len(runs) <= 1:
+        ax.legend(**kwargs)
+        return
+    from matplotlib.lines import Line2D
+
+    colors = _group_colors.get(ax.figure, {})
+    handles = [Line2D([], [], color=color, marker="o", label=str(name)) for name, color in colors.items()]
+    handles += [Line2D([], [], color="0.3", linestyle=style, label=run.label) for run, _, style in each_run(runs)]
+    ax.legend(handles=handles, **kwargs)
+
+
 class _PlainLogFormatter(ticker.LogFormatter):
     """Matplotlib's choice of which log ticks to label, written 0.06 rather than 6e-02."""
 
@@ -83,9 +138,11 @@ class _PlainLogFormatter(ticker.LogFormatter):
 
 
 def _plain_numbers(axis) -> None:
-    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little."""
+    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little
+    (with a tick at 1.5 as well, so that an axis from 0.08 to 0.19 is not labelled at its lower end only)."""
+    axis.set_minor_locator(ticker.LogLocator(subs=(1.5, 2, 3, 4, 5, 6, 7, 8, 9)))
     axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
 
 
 def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str, annotate: str = "{:.3g}") -> None:

@@ -9,6 +9,8 @@ imports an experiment itself.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +45,7 @@ class ExperimentPanel:
         self.plot = plot
         self.figsize = figsize
         self.runs: list[Run] = []
+        self.printed = ""  #: what the latest run's experiment printed
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.clear_button = widgets.Button(description="Clear", icon="trash")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", layout=widgets.Layout(width="50%"))
@@ -88,15 +91,21 @@ class ExperimentPanel:
         label = f"run {len(self.runs) + 1}"
         self.run_button.disabled = True
         self.progress.value = 0
+        # What the experiment prints is shown under the plot: printed from a button's callback it
+        # would go to JupyterLab's log console, where a learner never sees it.
+        printed = io.StringIO()
         try:
-            records = self.experiment(**settings, progress=self._on_progress)
+            with contextlib.redirect_stdout(printed):
+                records = self.experiment(**settings, progress=self._on_progress)
         except Exception as err:  # shown to the learner, who can fix the setting and retry
             self.status.value = f"<span style='color:#b00'>The experiment failed: {type(err).__name__}: {err}</span>"
             with self.output:
+                print(printed.getvalue(), end="")
                 traceback.print_exc()
             return None
         finally:
             self.run_button.disabled = False
+        self.printed = printed.getvalue()
         run = Run(label=label, settings=settings, records=records)
         self.runs.append(run)
         self.status.value = f"Done: {label} ({self.describe(settings)}). Change a setting and run again to compare."
@@ -105,6 +114,7 @@ class ExperimentPanel:
 
     def clear(self) -> None:
         self.runs.clear()
+        self.printed = ""
         self.status.value = "Cleared. Press Run."
         with self.output:
             clear_output()
@@ -113,6 +123,8 @@ class ExperimentPanel:
         with self.output:
             clear_output(wait=True)
             plots.show(self.plot, self.runs, figsize=self.figsize)
+            if self.runs and self.printed:
+                print(f"{self.runs[-1].label}: {self.printed}", end="")
 
     def _ipython_display_(self) -> None:
         display(self.widget)

@@ -15,7 +15,7 @@ class NotebookPage:
     def __init__(self, page, lab, path: str):
         self.page, self.lab, self.path = page, lab, path
 
-    def open(self) -> "NotebookPage":
+    def open(self) -> NotebookPage:
         self.page.goto(self.lab.page_url(f"lab/tree/{self.path}"))
         self.page.wait_for_function(
             "() => window.jupyterapp && jupyterapp.shell.currentWidget && jupyterapp.shell.currentWidget.content"

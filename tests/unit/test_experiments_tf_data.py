@@ -62,6 +62,20 @@ def test_pipeline_runs_records_timeline_and_plot():
     tf_data.plot_pipeline_runs(fig, [Run("a", records=rows)])
     plt.close(fig)
 
+    # five runs of the panel: every pipeline's label is written level, inside the figure, none on another
+    fig = plt.figure(figsize=(14, 4.5), layout="constrained")
+    long_names = [dict(r, pipeline="parallel + vectorized + cache before augment + prefetch") for r in rows]
+    tf_data.plot_pipeline_runs(fig, [Run(f"run {i + 1}", records=long_names) for i in range(5)])
+    fig.canvas.draw()
+    ax_bars = fig.axes[0]
+    labels = [t for t in ax_bars.get_yticklabels() if t.get_text()]
+    assert len(labels) == 5 and all(t.get_rotation() == 0 for t in labels)
+    boxes = [t.get_window_extent() for t in labels]
+    figure_box = fig.bbox
+    assert all(b.x0 >= figure_box.x0 and b.x1 <= figure_box.x1 for b in boxes)
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    plt.close(fig)
+
 
 def test_input_bound_scenarios():
     ds = tf_data.sleeping_pipeline(3, 1.0)

@@ -1,10 +1,11 @@
 """Colab and Binder launch: links built from the one configured repository and ref match the notebooks,
 the setup cell installs the library on Colab from that same ref, and keeps Colab's TensorFlow when it can."""
 
+import json
+import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -77,7 +78,6 @@ def test_on_colab_the_setup_cell_installs_the_library_from_the_configured_ref(tm
     out = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=tmp_path,
                          env={"PATH": "/usr/bin:/bin"}, timeout=60)
     assert out.returncode == 0, out.stderr
-    import json
     cmd = json.loads(out.stdout.strip().splitlines()[-1])
     assert cmd[1:4] == ["-m", "pip", "install"] and "--no-deps" in cmd  # Colab's own packages stay
     assert cmd[-1] == f"tfperf @ {CONFIG.package_url}"
@@ -122,3 +122,54 @@ def test_a_colab_runtime_without_a_gpu_says_how_to_switch():
     assert device.health_check(gpu, expect_gpu=True) == [] and "GPU: Tesla T4" in gpu.summary()
 
 
+
+
+FAKE_PIP = '''\
+import json, os, pathlib, sys
+here = pathlib.Path(__file__).resolve().parent.parent
+with open(here / "pip-calls.jsonl", "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+if any(arg.startswith("tfperf @ ") for arg in sys.argv):  # what the install leaves: the library importable
+    (here / "tfperf").symlink_to(os.environ["COURSE_LIBRARY"], target_is_directory=True)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("colab_tensorflow", [None, "2.15.0"], ids=["colab-tf-in-range", "colab-tf-out-of-range"])
+def test_the_setup_cell_on_a_simulated_colab_runtime(tmp_path, colab_tensorflow):
+    """The setup cell as Colab runs it, in a fresh Python where the course library is not installed.
+
+    Faked, in a folder first on the path: ``google.colab`` (an empty module that the process imports first,
+    as Colab's runtime does) and ``pip`` (records the command it was given instead of installing; for the
+    course library it makes this checkout's ``src/tfperf`` importable, as the install would). Everything
+    else is real: this environment's TensorFlow (its version read from its metadata) and the course code.
+    """
+    fake = tmp_path / "fake"
+    (fake / "google" / "colab").mkdir(parents=True)  # no google/__init__.py: google.protobuf stays visible
+    (fake / "google" / "colab" / "__init__.py").write_text("")
+    (fake / "pip").mkdir()
+    (fake / "pip" / "__init__.py").write_text("")
+    (fake / "pip" / "__main__.py").write_text(FAKE_PIP)
+    if colab_tensorflow:  # Colab's TensorFlow distribution, as importlib.metadata reads it
+        info = fake / f"tensorflow-{colab_tensorflow}.dist-info"
+        info.mkdir()
+        info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: tensorflow\nVersion: {colab_tensorflow}\n")
+    content = tmp_path / "content"  # Colab's working directory: no checkout around it
+    content.mkdir()
+    site_packages = [p for p in sys.path if p.endswith("site-packages")]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TF_CPP_MIN_LOG_LEVEL": "3", "TFPERF_SIZE": "ci",
+           "COURSE_LIBRARY": str(REPO / "src" / "tfperf"), "PYTHONPATH": os.pathsep.join([str(fake), *site_packages])}
+    # -S: no .pth files, so the course library installed in this environment (editable) is not importable
+    out = subprocess.run([sys.executable, "-S", "-c", "import google.colab\n" + CONFIG.setup_cell()],
+                         capture_output=True, text=True, cwd=content, env=env, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    calls = [json.loads(line) for line in (fake / "pip-calls.jsonl").read_text().splitlines()]
+    assert calls[0] == ["install", "--quiet", "--no-deps", f"tfperf @ {CONFIG.package_url}"]
+    if colab_tensorflow is None:  # Colab's TensorFlow is in the course's range: kept
+        assert calls[1:] == []
+    else:  # out of range: the tested version replaces it, and the learner is told
+        assert calls[1:] == [["install", "--quiet", f"tensorflow[and-cuda]=={course.TESTED_TENSORFLOW}"]]
+        assert f"Installed TensorFlow {course.TESTED_TENSORFLOW} (Colab had {colab_tensorflow})" in out.stdout
+    assert " on Google Colab. Computing on " in out.stdout
+    if "Computing on CPU only" in out.stdout:
+        assert "Runtime > Change runtime type" in out.stdout

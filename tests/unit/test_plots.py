@@ -73,3 +73,36 @@ def test_chapter_5_bars_stay_readable_after_five_runs():
     bar_inches = ax.patches[0].get_window_extent().height / fig.dpi
     assert bar_inches >= 0.12
     plt.close(fig)
+
+
+def test_a_group_keeps_its_colour_across_runs_and_panels_and_the_legend_stays_short():
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    left, right = fig.subplots(1, 2)
+    runs = [plots.Run(f"run {i + 1}", records=[{"x": x, "y": x * (i + 1), "kind": k} for x in (1, 2)
+                                               for k in ("a", "b", "c")]) for i in range(5)]
+    for run, prefix, style in plots.each_run(runs):
+        plots.plot_lines(left, run.records, x="x", y="y", group="kind", label_prefix=prefix, linestyle=style)
+        plots.plot_lines(right, run.records, x="x", y="y", group="kind", label_prefix=prefix, linestyle=style)
+    colour = {line.get_label(): line.get_color() for ax in (left, right) for line in ax.get_lines()}
+    assert all(colour[f"run {i}: a"] == colour["run 1: a"] for i in range(2, 6))
+    assert len({colour["run 1: a"], colour["run 1: b"], colour["run 1: c"]}) == 3
+    assert len({str(style) for _, _, style in plots.each_run(runs)}) == 5  # five runs told apart
+    plots.legend(left, runs, fontsize=8)
+    entries = [t.get_text() for t in left.get_legend().get_texts()]
+    assert entries == ["a", "b", "c", "run 1", "run 2", "run 3", "run 4", "run 5"]  # not 15 lines
+    plots.legend(right, runs[:1])
+    assert [t.get_text() for t in right.get_legend().get_texts()][:3] == ["run 1: a", "run 1: b", "run 1: c"]
+    plt.close(fig)
+
+
+def test_a_log_axis_spanning_little_is_labelled_along_its_length():
+    fig, (ax,) = plots.new_figure(1)
+    records = [{"size": s, "ms": ms, "kind": "a"} for s, ms in ((0.01, 0.08), (0.05, 0.12), (0.2, 0.19))]
+    plots.plot_lines(ax, records, x="size", y="ms", group="kind", logx=True, logy=True)
+    fig.canvas.draw()
+    low, high = ax.get_ylim()
+    shown = [float(t.get_text()) for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels()
+             if t.get_text() and low <= float(t.get_text()) <= high]
+    assert min(shown) < 0.1 < 0.15 <= max(shown)  # labels below and well above 0.1, not only at the bottom

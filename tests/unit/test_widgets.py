@@ -58,3 +58,17 @@ def test_the_status_line_names_settings_by_the_controls_labels():
     status = panel.status.value
     assert "N=20" in status and "loops=a/b" in status and "asynchronous eager on" in status and "unlabelled=1" in status
     assert "every=" not in status and "strategies=" not in status
+
+
+def test_what_the_experiment_prints_is_shown_under_the_plot_not_lost(capsys):
+    def experiment(n, progress):
+        print(f"same as the naive pipeline: {n == 3}")
+        return [{"x": 1, "y": 1}]
+
+    panel, drawn = make_panel(experiment)
+    panel.run()
+    assert panel.printed == "same as the naive pipeline: True\n"
+    # redrawn inside the panel's output area (outside a kernel that is this process's stdout)
+    assert capsys.readouterr().out.endswith("run 1: same as the naive pipeline: True\n")
+    panel.clear()
+    assert panel.printed == ""

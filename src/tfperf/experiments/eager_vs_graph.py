@@ -130,7 +130,7 @@ def plot_step_throughput(fig, runs) -> None:
         plots.plot_lines(ax_tp, records, x="width", y="examples_per_s", group="line", label_prefix=prefix,
                          logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",
                          ylabel="examples per second")
-        # Eager is included (at 1x) so that each mode keeps its colour in both panels.
+        # Eager is included (at 1x): its line marks where graphs stop winning.
         compared = [r for r in records if r["speedup_vs_eager"] == r["speedup_vs_eager"]]
         if compared:
             plots.plot_lines(ax_speed, compared, x="width", y="speedup_vs_eager", group="line", label_prefix=prefix,
@@ -142,7 +142,7 @@ def plot_step_throughput(fig, runs) -> None:
         ax.minorticks_off()
     ax_tp.set_title("Train-step throughput (higher is better)")
     ax_speed.set_title("Graph speedup over eager (above 1: graph wins)")
-    ax_tp.legend(fontsize=7)
+    plots.legend(ax_tp, runs, fontsize=7)
 
 
 def first_call_and_steady(fn: Callable[..., Any], *args: Any, repeats: int = 3, min_time: float = 0.05) -> dict:

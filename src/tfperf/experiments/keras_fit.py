@@ -261,7 +261,7 @@ def plot_fit_throughput(fig, runs) -> None:
     ax_ratio.set_title("What N steps per call buys")
     for ax in (ax_speed, ax_ratio):
         if ax.lines:
-            ax.legend(fontsize=8)
+            plots.legend(ax, runs, fontsize=8)
 
 
 def callback_costs(*, batch: int = 32, steps: int = 64, rounds: int = 5) -> list[dict]:

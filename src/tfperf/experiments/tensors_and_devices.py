@@ -94,4 +94,4 @@ def plot_copy_costs(fig, runs) -> None:
                          ylabel="array bytes per second (GB/s)")
     ax_time.set_title("Cost per step (lower is better)")
     ax_bw.set_title("Effective bandwidth (higher is better)")
-    ax_bw.legend(fontsize=8)
+    plots.legend(ax_bw, runs, fontsize=8)

@@ -394,24 +394,29 @@ def describe_settings(parallel: bool = False, vectorized: bool = False, cache: s
 
 def plot_pipeline_runs(fig, runs) -> None:
     """Draw runs of :func:`pipeline_runs`: elements per second in the first and in later epochs
-    for every pipeline of every run, and the timeline of the last pipeline of the last run."""
+    for every pipeline of every run (one row each, labels written once, horizontal so that they
+    stay readable however many runs there are), and the timeline of the last pipeline of the last run."""
+    import textwrap
+
     from tfperf import plots
 
-    ax_bars, ax_time = fig.subplots(1, 2, width_ratios=[1, 1.4])
-    labels, values = [], []
+    ax_bars, ax_time = fig.subplots(1, 2, width_ratios=[1, 1.3])
+    groups, first, later = [], [], []
     for run, prefix, _ in plots.each_run(runs):
         for name in dict.fromkeys(r["pipeline"] for r in run.records):
             rows = [r for r in run.records if r["pipeline"] == name]
-            labels.append(f"{prefix}{name}, epoch 1")
-            values.append(rows[0]["elements_per_s"])
-            if len(rows) > 1:
-                labels.append(f"{prefix}{name}, later epochs")
-                values.append(statistics.median(r["elements_per_s"] for r in rows[1:]))
-    plots.plot_bars(ax_bars, labels, values, ylabel="elements per second (higher is better)", annotate="{:.0f}")
+            groups.append(textwrap.fill(f"{prefix}{name}", 30))
+            first.append(rows[0]["elements_per_s"])
+            later.append(statistics.median(r["elements_per_s"] for r in rows[1:]) if len(rows) > 1 else None)
+    series = [("epoch 1", first, [f"{v:.0f}" for v in first])]
+    if any(v is not None for v in later):
+        series.append(("later epochs", later, [f"{v:.0f}" if v is not None else "" for v in later]))
+    plots.plot_grouped_barh(ax_bars, groups, series, xlabel="elements per second (higher is better)")
+    ax_bars.tick_params(axis="y", labelsize=8)
     ax_bars.set_title("Throughput of the pipeline in training")
     last = [r for r in runs[-1].records if "timeline" in r] if runs else []
     if last:
-        pipeline_timeline.plot(ax_time, last[-1]["timeline"], title=f"{last[-1]['pipeline']}: "
+        pipeline_timeline.plot(ax_time, last[-1]["timeline"], title=f"Timeline: {last[-1]['pipeline']}\n"
                                + last[-1]["timeline"].summary())
 
 

@@ -337,14 +337,27 @@ def checked(check: Callable[..., Any]) -> Callable[..., Any]:
     return run_check
 
 
+def _kernel_messaging_thread() -> threading.Thread | None:
+    """pyzmq's garbage-collector thread, which the Jupyter kernel's messaging starts by itself the first
+    time it sends a large output without copying it (a plot, say): not the notebook's work.
+
+    Only pyzmq's own singleton thread, of exactly its class, is recognized."""
+    garbage = sys.modules.get("zmq.utils.garbage")
+    thread = getattr(getattr(garbage, "gc", None), "thread", None)
+    if thread is not None and type(thread) is getattr(garbage, "GarbageCollectorThread", None):
+        return thread
+    return None
+
+
 def competitors() -> list[str]:
     """Threads (except the library's own) and child processes started since :func:`arm`, by name."""
     if _snapshot is None:
         return []
     # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
+    kernel = _kernel_messaging_thread()
     found = [f"thread {t.name!r}" for t in threading.enumerate()
              if t.ident not in _snapshot.threads and t.is_alive() and not t.name.startswith(LIBRARY_THREAD_PREFIX)
-             and not isinstance(t, threading._DummyThread)]
+             and not isinstance(t, threading._DummyThread) and t is not kernel]
     found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children]
     return found
 
