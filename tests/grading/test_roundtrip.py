@@ -98,9 +98,10 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
-#: Relative cost of grading one notebook of an assignment, to balance the lanes: from a round
-#: trip of 2026-11-23 (seconds per notebook, 01 and 02 about 23 s, 05 35 s, 04 50 s, 03 87 s).
-NOTEBOOK_COST = {"03_keras_fit": 3.5, "04_tf_data": 2.0, "05_gpu_sync": 1.5}
+#: Seconds to grade one notebook of an assignment, to balance the lanes: measured in a round trip
+#: on an otherwise idle 2-core machine, one core a lane (2026-11-23, .ci/run).
+NOTEBOOK_COST = {"01_tensors": 20.0, "02_eager_vs_graph": 16.0, "03_keras_fit": 32.0, "04_tf_data": 33.0,
+                 "05_gpu_sync": 14.5}
 
 
 def grading_lanes(names: list[str]) -> list[tuple[list[str], set[int]]]:
@@ -116,7 +117,7 @@ def grading_lanes(names: list[str]) -> list[tuple[list[str], set[int]]]:
         ["nvidia-smi", "-L"], capture_output=True).returncode == 0
     wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or (1 if gpu_visible else len(cpus))
     count = max(1, min(wanted, len(cpus), len(names)))
-    cost = {a: NOTEBOOK_COST.get(a, 1.0) * (2 + len(pack(submissions_for(a)))) for a in names}
+    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (2 + len(pack(submissions_for(a)))) for a in names}
     lanes: list[list[str]] = [[] for _ in range(count)]
     for name in sorted(names, key=cost.get, reverse=True):
         min(lanes, key=lambda lane: sum(map(cost.get, lane))).append(name)
