@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.classgrading.toy import course_env
+from tests.classgrading.toy import course_env, course_folders
 from tests.conftest import REPO
 
 
@@ -18,12 +18,7 @@ def make_course(root: Path, assignment: str, students: list[str]) -> Path:
     """The chapter released in a course under ``root``, its reference solution submitted by each of ``students``."""
     (root / "solutions").mkdir(parents=True)
     shutil.copytree(REPO / "solutions" / assignment, root / "solutions" / assignment)
-    (root / "notebooks").mkdir()
-    course = root / "autograde"
-    course.mkdir()
-    shutil.copy(REPO / "autograde" / "nbgrader_config.py", course)
-    subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")],
-                   check=True, capture_output=True)
+    course = course_folders(root)
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], cwd=course,
                    env=course_env(root), check=True, capture_output=True)
     for source in (root / "solutions" / assignment).glob("*.ipynb"):

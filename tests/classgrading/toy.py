@@ -134,16 +134,23 @@ def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def make_course(root: Path) -> Path:
-    """A released toy course under ``root``; returns its nbgrader folder (``root/autograde``)."""
-    (root / "solutions" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(reference_notebook(), root / "solutions" / ASSIGNMENT / NOTEBOOK)
+def course_folders(root: Path) -> Path:
+    """``notebooks/`` and ``autograde/`` (with the course's nbgrader configuration) under ``root``, and the
+    sandboxed grading kernel installed in ``root/jupyter``; returns the nbgrader folder."""
     (root / "notebooks").mkdir()
     course = root / "autograde"
     course.mkdir()
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", course)
     subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")],
                    check=True, capture_output=True)
+    return course
+
+
+def make_course(root: Path) -> Path:
+    """A released toy course under ``root``; returns its nbgrader folder (``root/autograde``)."""
+    (root / "solutions" / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(reference_notebook(), root / "solutions" / ASSIGNMENT / NOTEBOOK)
+    course = course_folders(root)
     (root / "solutions" / OTHER).mkdir()
     nbformat.write(other_assignment_notebook(), root / "solutions" / OTHER / "other.ipynb")
     for assignment in (ASSIGNMENT, OTHER):
