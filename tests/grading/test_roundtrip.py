@@ -34,6 +34,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from tests.conftest import REPO, assignments
 from tests.grading import attacks
 from tests.grading.submission import pack
+from tfperf.classgrading import cpusets
 
 pytestmark = pytest.mark.slow
 
@@ -53,11 +54,11 @@ def submissions_for(assignment: str):
     return [c for c in cases if any(part in c.name for part in only)] if only else cases
 
 
-def nbgrader(course: Path, *args: str, cpus: set[int]) -> subprocess.CompletedProcess:
-    """Run nbgrader in `course`, pinned (with every kernel it starts) to `cpus`."""
-    env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"))
+def nbgrader(course: Path, *args: str, slot: cpusets.Slot) -> subprocess.CompletedProcess:
+    """Run nbgrader in `course`, pinned (with every kernel it starts) to `slot`'s CPUs and GPU."""
+    env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"), **slot.env())
     result = subprocess.run(["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800,
-                            preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+                            preexec_fn=slot.pin)
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
     (course.parent / "logs" / f"{'-'.join(args[:2])}.log").write_text(result.stdout + result.stderr)
@@ -104,26 +105,21 @@ NOTEBOOK_COST = {"01_tensors": 20.0, "02_eager_vs_graph": 16.0, "03_keras_fit": 
                  "05_gpu_sync": 14.5}
 
 
-def grading_lanes(names: list[str]) -> list[tuple[list[str], set[int]]]:
-    """Split the assignments into lanes graded at the same time, each pinned to its own CPU.
+def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
+    """Split the assignments into lanes graded at the same time, each on its own slot of the machine.
 
     Speed checks compare two callables in one kernel, so a lane needs a core to itself, not the
-    machine: lanes never share a CPU. A GPU cannot be split that way, so with one visible the
-    assignments run one after the other ($TFPERF_ROUNDTRIP_LANES=1 forces that too). Lanes are
+    machine: lanes never share a core, nor a GPU (``tfperf.classgrading.cpusets``, as ``tfperf grade
+    --jobs`` uses it; $TFPERF_ROUNDTRIP_LANES=1 grades one assignment after the other). Lanes are
     balanced by the notebooks each grades, weighted by what one costs.
     """
-    cpus = sorted(os.sched_getaffinity(0))
-    gpu_visible = shutil.which("nvidia-smi") is not None and subprocess.run(
-        ["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or (1 if gpu_visible else len(cpus))
-    count = max(1, min(wanted, len(cpus), len(names)))
+    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(names)
+    slots = cpusets.plan(wanted).slots
     cost = {a: NOTEBOOK_COST.get(a, 25.0) * (2 + len(pack(submissions_for(a)))) for a in names}
-    lanes: list[list[str]] = [[] for _ in range(count)]
+    lanes: list[list[str]] = [[] for _ in slots]
     for name in sorted(names, key=cost.get, reverse=True):
         min(lanes, key=lambda lane: sum(map(cost.get, lane))).append(name)
-    if count == 1:
-        return [(sorted(names), set(cpus))]
-    return [(sorted(lane), {cpu}) for lane, cpu in zip(lanes, cpus)]
+    return [(sorted(lane), slot) for lane, slot in zip(lanes, slots) if lane]
 
 
 class GradedCourses:
@@ -172,14 +168,14 @@ def grade_everything(top: Path) -> GradedCourses:
     roots = {}
     errors: list[BaseException] = []
 
-    def grade_lane(index: int, names: list[str], cpus: set[int]) -> None:
+    def grade_lane(index: int, names: list[str], slot: cpusets.Slot) -> None:
         try:
-            grade_course(top / f"lane-{index}", names, cpus)
+            grade_course(top / f"lane-{index}", names, slot)
         except BaseException as error:  # reported by the main thread
             errors.append(error)
 
     with answer_server(reference_answers()) as served:
-        threads = [threading.Thread(target=grade_lane, args=(i, names, cpus)) for i, (names, cpus) in enumerate(lanes)]
+        threads = [threading.Thread(target=grade_lane, args=(i, names, slot)) for i, (names, slot) in enumerate(lanes)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -192,8 +188,8 @@ def grade_everything(top: Path) -> GradedCourses:
     return GradedCourses(roots)
 
 
-def grade_course(root: Path, names: list[str], cpus: set[int]) -> None:
-    """A course of its own, graded on `cpus` only."""
+def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
+    """A course of its own, graded on `slot` only."""
     shutil.copytree(REPO / "solutions", root / "solutions")
     (root / "notebooks").mkdir()
     (root / "autograde").mkdir()
@@ -201,9 +197,9 @@ def grade_course(root: Path, names: list[str], cpus: set[int]) -> None:
     subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")], check=True)
     course = root / "autograde"
     (root / "logs").mkdir()
-    (root / "logs" / "cpus.txt").write_text(" ".join(map(str, sorted(cpus))))
+    (root / "logs" / "slot.txt").write_text(slot.describe())
     for assignment in names:
-        nbgrader(course, "generate_assignment", assignment, "--force", cpus=cpus)
+        nbgrader(course, "generate_assignment", assignment, "--force", slot=slot)
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
@@ -220,11 +216,11 @@ def grade_course(root: Path, names: list[str], cpus: set[int]) -> None:
         # A shorter cell timeout than the course's 180 s keeps the endless-loop case cheap;
         # the slowest honest graded cell takes about 10 s on an idle 2-core machine
         # (a lane has one core of it).
-        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", cpus=cpus)
+        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", slot=slot)
         (root / "logs" / f"changed-{assignment}.txt").write_text(
             "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v)))
-        nbgrader(course, "generate_feedback", assignment, "--force", cpus=cpus)
-    nbgrader(course, "export", cpus=cpus)
+        nbgrader(course, "generate_feedback", assignment, "--force", slot=slot)
+    nbgrader(course, "export", slot=slot)
 
 
 def grades(courses: GradedCourses, assignment: str, student: str) -> dict[str, tuple[float, float]]:
@@ -241,8 +237,10 @@ def gradebook_url(root: Path) -> str:
 def test_lanes_share_no_cpu_and_cover_every_assignment():
     lanes = grading_lanes(assignments())
     assert sorted(a for names, _ in lanes for a in names) == assignments()
-    cpus = [cpu for _, lane_cpus in lanes for cpu in lane_cpus]
+    cpus = [cpu for _, slot in lanes for cpu in slot.cpus]
     assert len(cpus) == len(set(cpus)) and set(cpus) <= os.sched_getaffinity(0)
+    gpus = [slot.gpu for _, slot in lanes if slot.gpu is not None]
+    assert len(gpus) == len(set(gpus))
 
 
 def test_grading_left_the_course_and_gradebook_intact(graded_course):
