@@ -101,7 +101,8 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
     return found
 
 
-def _imports_only(source: str) -> str:
+def imports_only(source: str) -> str:
+    """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -130,7 +131,7 @@ def program(source_nb, answers_nb=None) -> list[str]:
         elif meta:
             cells.append(cell.source)
         else:
-            cells.append(_imports_only(cell.source))
+            cells.append(imports_only(cell.source))
     return cells
 
 
