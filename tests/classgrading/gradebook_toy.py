@@ -57,8 +57,16 @@ def make_course(course, url):
     """A course whose nbgrader_config.py names the PostgreSQL gradebook (``CourseDirectory.db_url``)."""
     (course / "source" / ASSIGNMENT).mkdir(parents=True)
     nbformat.write(toy_source(), course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    # Kernels talk over ipc sockets in a folder of each process's own, as in autograde/nbgrader_config.py:
+    # with TCP, autograde processes started at once can pick the same free port, and a kernel dies
+    # with "Address already in use" (seen in CI).
     (course / "nbgrader_config.py").write_text(
+        "import atexit, shutil, tempfile\n"
         "c = get_config()\n"
+        "_sockets = tempfile.mkdtemp(prefix='toy-grading-')\n"
+        "atexit.register(shutil.rmtree, _sockets, ignore_errors=True)\n"
+        "c.KernelManager.transport = 'ipc'\n"
+        "c.KernelManager.ip = _sockets + '/kernel'\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
         f"c.CourseDirectory.course_id = {COURSE!r}\n"
         f"c.CourseDirectory.db_url = {url!r}\n"
