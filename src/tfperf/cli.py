@@ -158,7 +158,21 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
               file=sys.stderr)
     out = course / "slurm" / f"grade-{args.assignment}.sbatch"
     out.parent.mkdir(parents=True, exist_ok=True)
-    script = slurm.write_array_job(args.assignment, students, course, out, db_url=args.db_url)
+    # What each task's `tfperf grade` must do as this command was asked to (without --force, a task would
+    # skip a student this command queued again).
+    forwarded = ["--force"] if args.force else []
+    if args.execute_timeout is not None:
+        forwarded += ["--execute-timeout", str(args.execute_timeout)]
+    if args.cores_per_job != 1:
+        forwarded += ["--cores-per-job", str(args.cores_per_job)]
+    try:
+        script = slurm.write_array_job(args.assignment, students, course, out, db_url=args.db_url,
+                                       chunk=args.chunk, gpus_per_task=args.gpus_per_task,
+                                       exclusive=not args.gpus_per_task, max_running=args.max_running,
+                                       extra_sbatch=args.sbatch, grade_args=forwarded)
+    except ValueError as problem:
+        print(f"tfperf grade --slurm: {problem}", file=sys.stderr)
+        return 2
     print(f"Wrote {script} ({len(students)} student(s)).")
     if args.submit:
         print(f"Submitted job {slurm.submit(script)}.")
@@ -205,6 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")
     gr.add_argument("--slurm", action="store_true", help="write a Slurm array job instead of grading here")
     gr.add_argument("--submit", action="store_true", help="with --slurm: submit it with sbatch")
+    gr.add_argument("--chunk", type=int, default=1, help="with --slurm: students per array task (default 1)")
+    gr.add_argument("--gpus-per-task", type=int, default=0,
+                    help="with --slurm: each task gets N GPUs of its own (--gres=gpu:N) instead of a whole node "
+                         "(--exclusive, the default)")
+    gr.add_argument("--max-running", type=int, help="with --slurm: at most this many array tasks at once")
+    gr.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
+                    help="with --slurm: an sbatch option for the script, e.g. --sbatch=--partition=gpu (repeatable)")
     rep = sub.add_parser("report", help="run every chapter's reference notebook here and write a Markdown report "
                                         "of what it measured (reports/<device>-<date>/report.md)")
     rep.add_argument("notebooks", nargs="*", type=Path,
@@ -219,8 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "recheck":
         return recheck.run(args)
     if args.command == "grade":
-        if args.submit and not args.slurm:
-            parser.error("--submit goes with --slurm")
+        if not args.slurm:
+            for flag, given in (("--submit", args.submit), ("--chunk", args.chunk != 1),
+                                ("--gpus-per-task", args.gpus_per_task), ("--max-running", args.max_running),
+                                ("--sbatch", args.sbatch)):
+                if given:
+                    parser.error(f"{flag} goes with --slurm")
         return grade(args)
     if args.command == "doctor":
         return doctor()

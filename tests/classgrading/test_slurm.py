@@ -108,7 +108,8 @@ def test_bad_lists_are_refused(tmp_path, students, chunk, problem):
 
 def test_bad_settings_are_refused(tmp_path):
     for settings, problem in (({"max_running": 0}, "max_running"), ({"gpus_per_task": -1}, "gpus_per_task"),
-                              ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines")):
+                              ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines"),
+                              ({"grade_args": ["--force\nrm -rf ~"]}, "cannot span lines")):
         with pytest.raises(ValueError, match=problem):
             slurm.write_array_job(ASSIGNMENT, ["a"], tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, **settings)
     with pytest.raises(ValueError, match="not an assignment"):

@@ -22,3 +22,30 @@ def test_slurm_gets_the_students_left_to_grade(toy_course, monkeypatch):
     code = cli.main(["grade", toy.ASSIGNMENT, "--course", str(toy_course), "--slurm", "--db-url", "postgresql://x/y"])
     assert code == 0
     assert calls == [(toy.ASSIGNMENT, ["ann", "bob"], toy_course.resolve(), "postgresql://x/y")]
+
+
+def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
+    """--force, --execute-timeout and --cores-per-job reach every task's `tfperf grade` (a task without --force
+    would skip a student queued again); --chunk, --gpus-per-task, --max-running and --sbatch shape the job."""
+    import shlex
+
+    for student in ("ann", "bob", "cy"):
+        toy.submit(toy_course, student, toy.variant("reference", toy.released(toy_course)))
+    code = cli.main(["grade", toy.ASSIGNMENT, "--course", str(toy_course), "--slurm", "--db-url", "postgresql://x/y",
+                     "--force", "--execute-timeout", "300", "--cores-per-job", "2", "--chunk", "2",
+                     "--gpus-per-task", "1", "--max-running", "4", "--sbatch=--partition=gpu"])
+    assert code == 0
+    script = (toy_course / "slurm" / f"grade-{toy.ASSIGNMENT}.sbatch").read_text().splitlines()
+    options = [line.removeprefix("#SBATCH ") for line in script if line.startswith("#SBATCH ")]
+    assert {"--array=0-1%4", "--gres=gpu:1", "--partition=gpu"} <= set(options) and "--exclusive" not in options
+    command = shlex.split(next(line for line in script if line.startswith("exec ")))
+    assert command[-7:] == ["--jobs", "1", "--force", "--execute-timeout", "300", "--cores-per-job", "2"]
+    assert command[command.index("--db-url") + 1] == "postgresql://x/y"
+
+
+@pytest.mark.parametrize("flag", [["--chunk", "2"], ["--gpus-per-task", "1"], ["--max-running", "3"],
+                                  ["--sbatch=--partition=gpu"]])
+def test_slurm_options_need_slurm(toy_course, flag):
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["grade", toy.ASSIGNMENT, "--course", str(toy_course), *flag])
+    assert raised.value.code == 2

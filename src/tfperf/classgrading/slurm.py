@@ -30,7 +30,8 @@ def chunks(students: Sequence[str], chunk: int) -> list[list[str]]:
 
 def write_array_job(assignment: str, students: list[str], course_dir: Path, out: Path, *, db_url: str | None,
                     chunk: int = 1, gpus_per_task: int = 0, exclusive: bool = True, extra_sbatch: Sequence[str] = (),
-                    max_running: int | None = None, command: Sequence[str] = GRADE_COMMAND) -> Path:
+                    max_running: int | None = None, grade_args: Sequence[str] = (),
+                    command: Sequence[str] = GRADE_COMMAND) -> Path:
     """Write the sbatch script ``out`` (returned; e.g. ``autograde/slurm/grade-01_tensors.sbatch``) and, next to
     it, the students one a line (the same name ending in ``.students``); task logs go to ``logs/`` beside them.
 
@@ -40,7 +41,8 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
     ``gpus_per_task`` is N > 0 (pass ``exclusive=False`` with it to run one task per GPU side by side).
     ``extra_sbatch`` lines are added as they are (``"--partition=gpu"``, ``"--time=02:00:00"``). ``db_url`` is
     passed to every task (``None``: the gradebook that the course's ``nbgrader_config.py`` names; with several
-    tasks that must be a server such as PostgreSQL, not SQLite).
+    tasks that must be a server such as PostgreSQL, not SQLite). ``grade_args`` go to every task's grading
+    command as they are (``["--force", "--execute-timeout", "300"]``).
     Both files are readable by their owner only, since a database URL may hold a password.
     ``command`` replaces the grading command (tests run a stand-in); it receives the same arguments.
     """
@@ -81,6 +83,9 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
             raise ValueError(f"an sbatch option cannot span lines: {option!r}")
 
     grade = [*command, assignment]
+    for argument in grade_args:
+        if "\n" in argument or "\r" in argument:
+            raise ValueError(f"a grading argument cannot span lines: {argument!r}")
     db_args = f" --db-url {shlex.quote(db_url)}" if db_url else ""
     lines = [
         "#!/bin/bash",
@@ -96,7 +101,8 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
         'if [ ${#mine[@]} -eq 0 ]; then echo "array task $SLURM_ARRAY_TASK_ID has no students" >&2; exit 1; fi',
         'echo "task $SLURM_ARRAY_TASK_ID on $(hostname): ${mine[*]}"',
         f"cd {shlex.quote(str(course))}",
-        f'exec {shlex.join(grade)} --students "${{mine[@]}}" --course {shlex.quote(str(course))}{db_args} --jobs 1',
+        f'exec {shlex.join(grade)} --students "${{mine[@]}}" --course {shlex.quote(str(course))}{db_args} --jobs 1'
+        + "".join(f" {shlex.quote(argument)}" for argument in grade_args),
     ]
     for path, text in ((roster, "\n".join(students) + "\n"), (script, "\n".join(lines) + "\n")):
         path.unlink(missing_ok=True)
