@@ -20,6 +20,7 @@ as built, before the optimizations ``tf.data`` applies when an iterator is creat
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,16 @@ PYTHON_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
 _IGNORED_STATEFUL = ("Assert",)
 
 
+#: Transformations whose dataset ``tf.data`` cannot serialize (``copy_to_device`` reads its input
+#: through a ``GeneratorDataset``), read from the Python objects instead: class name -> kind.
+#: ``prefetch_to_device`` is ``copy_to_device`` followed by ``prefetch``.
+_PYTHON_WRAPPERS = {"_CopyToDeviceDataset": "copy_to_device", "_PrefetchDataset": "prefetch"}
+
+
+class UnreadablePipeline(ValueError):
+    """The pipeline's graph cannot be serialized, so its stages cannot be read."""
+
+
 @dataclass(frozen=True)
 class Stage:
     """One dataset operation of a pipeline and what runs inside it."""
@@ -82,10 +93,12 @@ class Stage:
                 text += f" (parallel: {'AUTOTUNE' if self.parallelism == AUTOTUNE else self.parallelism})"
             if self.deterministic == "false":
                 text += " deterministic=False"
-        for key in ("batch_size", "buffer_size", "filename", "drop_remainder"):
+        for key in ("batch_size", "buffer_size", "filename", "drop_remainder", "device"):
             if key in self.args:
                 value = self.args[key]
-                if key == "filename":
+                if key == "device":
+                    text += f" (to {value})"
+                elif key == "filename":
                     value = "in memory" if not value else f"file {value}"
                     text += f" ({value})"
                 elif key == "buffer_size" and value == AUTOTUNE:
@@ -260,13 +273,46 @@ def _dataset_inputs(node, nodes) -> list:
     return [n for n in found if n is not None and _is_dataset(n)]
 
 
+def _serialization_failure(err: Exception) -> bool:
+    tf = logs.tensorflow()
+    return isinstance(err, tf.errors.FailedPreconditionError) and "serializ" in str(err)
+
+
+def _python_wrapper(dataset, err: Exception):
+    """``(stage, input dataset)`` of a transformation that :data:`_PYTHON_WRAPPERS` knows, read from the
+    Python object; ``UnreadablePipeline`` for any other dataset that cannot be serialized."""
+    kind = _PYTHON_WRAPPERS.get(type(dataset).__name__)
+    inner = getattr(dataset, "_input_dataset", None)  # noqa: SLF001 (the transformation's input)
+    if kind is None or inner is None:
+        why = re.sub(r"\{\{.*?\}\}", "", str(err).split("[Op:")[0]).strip().splitlines()[-1].strip()
+        if "GeneratorDataset" in why:  # what copy_to_device leaves inside a pipeline
+            why += " (copy_to_device and prefetch_to_device must be the pipeline's last transformation)"
+        raise UnreadablePipeline(f"tf.data cannot serialize this pipeline, so its stages cannot be read: {why}") \
+            from err
+    if kind == "copy_to_device":
+        stage = Stage(op="CopyToDevice", kind=kind, args={"device": dataset._target_device})  # noqa: SLF001
+    else:
+        buffer_size = int(dataset._buffer_size.numpy())  # noqa: SLF001
+        stage = Stage(op="PrefetchDataset", kind=kind, args={"buffer_size": buffer_size})
+    return stage, inner
+
+
 def stages(dataset) -> list[Stage]:
     """The stages of ``dataset``, from its source to its output (the main chain).
 
     Where a stage has several input datasets (``zip``, ``concatenate``), the chain
-    follows the first; :func:`all_stages` lists every dataset op in the graph.
+    follows the first; :func:`all_stages` lists every dataset op in the graph. A pipeline that
+    ends in ``copy_to_device`` or ``prefetch_to_device`` (which ``tf.data`` cannot serialize) gets
+    those last stages from its Python objects; any other pipeline that cannot be serialized
+    raises :class:`UnreadablePipeline`.
     """
-    graph = _graph_def(dataset)
+    try:
+        graph = _graph_def(dataset)
+    except Exception as err:
+        if not _serialization_failure(err):
+            raise
+        stage, inner = _python_wrapper(dataset, err)
+        return [*stages(inner), stage]
     nodes = {n.name: n for n in graph.node}
     library = _Library(graph)
     output = next(n for n in graph.node if n.op == "_Retval")
@@ -281,7 +327,13 @@ def stages(dataset) -> list[Stage]:
 
 def all_stages(dataset) -> list[Stage]:
     """Every dataset op in ``dataset``'s graph (side branches too), in graph order."""
-    graph = _graph_def(dataset)
+    try:
+        graph = _graph_def(dataset)
+    except Exception as err:
+        if not _serialization_failure(err):
+            raise
+        stage, inner = _python_wrapper(dataset, err)
+        return [*all_stages(inner), stage]
     nodes = {n.name: n for n in graph.node}
     library = _Library(graph)
     return [_stage(n, nodes, library) for n in graph.node if _is_dataset(n)]

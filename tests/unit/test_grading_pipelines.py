@@ -43,3 +43,28 @@ def test_where_the_decoded_data_does_not_fit_no_decoded_record_is_cached_in_memo
         _check(_pipeline(store, "decoded"), store, fits=False)
     with pytest.raises(GradingFailure, match="nothing is cached"):
         _check(_pipeline(store, "none"), store, fits=False)
+
+
+def test_a_pipeline_ending_in_prefetch_to_device_is_read_through_its_python_objects():
+    """tf.data cannot serialize copy_to_device (a GeneratorDataset inside): its stages come from the
+    Python objects, so prefetch_to_device, which the chapter shows for GPUs, is a prefetch at the end."""
+    from tfperf import dataset_graph
+
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    on_device = _pipeline(store, "decoded").apply(tf.data.experimental.prefetch_to_device("/cpu:0", 2))
+    chain = _check(on_device, store, fits=True)
+    assert [s.kind for s in chain[-3:]] == ["prefetch", "copy_to_device", "prefetch"]
+    assert "copy_to_device (to /cpu:0)" in dataset_graph.describe(on_device)
+    assert chain[-1].args == {"buffer_size": 2}
+    copied_only = _pipeline(store, "decoded").apply(tf.data.experimental.copy_to_device("/cpu:0"))
+    assert dataset_graph.stages(copied_only)[-1].kind == "copy_to_device"
+    with pytest.raises(GradingFailure, match="prefetch"):
+        _check(copied_only, store, fits=True)
+
+
+def test_a_pipeline_that_cannot_be_read_fails_with_a_short_reason():
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    after_copy = _pipeline(store, "decoded").apply(tf.data.experimental.copy_to_device("/cpu:0")).map(lambda x, y: (x, y))
+    with pytest.raises(GradingFailure, match="cannot serialize this pipeline") as failure:
+        _check(after_copy, store, fits=True)
+    assert "Traceback" not in str(failure.value) and len(str(failure.value)) < 600

@@ -75,6 +75,8 @@ def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable
         chain = dataset_graph.stages(dataset)
     except TypeError as err:
         raise GradingFailure(f"{what} should return a tf.data.Dataset: {err}{reread(section)}") from err
+    except dataset_graph.UnreadablePipeline as err:
+        raise GradingFailure(f"{what}: {err}.{reread(section)}") from err
     shown = "\n".join(f"  {i}. {s.describe()}" for i, s in enumerate(chain, 1))
     where = f"\nIts stages, read from its graph:\n{shown}\n"
 
