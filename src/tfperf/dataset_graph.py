@@ -297,6 +297,20 @@ def _python_wrapper(dataset, err: Exception):
     return stage, inner
 
 
+def _serialized(dataset):
+    """The graph of ``dataset``, or of the dataset under its last transformations that ``tf.data``
+    cannot serialize (:func:`_python_wrapper`), and the stages of those, in order."""
+    last = []
+    while True:
+        try:
+            return _graph_def(dataset), last
+        except Exception as err:
+            if not _serialization_failure(err):
+                raise
+            stage, dataset = _python_wrapper(dataset, err)
+            last.insert(0, stage)
+
+
 def stages(dataset) -> list[Stage]:
     """The stages of ``dataset``, from its source to its output (the main chain).
 
@@ -306,13 +320,7 @@ def stages(dataset) -> list[Stage]:
     those last stages from its Python objects; any other pipeline that cannot be serialized
     raises :class:`UnreadablePipeline`.
     """
-    try:
-        graph = _graph_def(dataset)
-    except Exception as err:
-        if not _serialization_failure(err):
-            raise
-        stage, inner = _python_wrapper(dataset, err)
-        return [*stages(inner), stage]
+    graph, last = _serialized(dataset)
     nodes = {n.name: n for n in graph.node}
     library = _Library(graph)
     output = next(n for n in graph.node if n.op == "_Retval")
@@ -322,21 +330,15 @@ def stages(dataset) -> list[Stage]:
         chain.append(_stage(node, nodes, library))
         inputs = _dataset_inputs(node, nodes)
         node = inputs[0] if inputs else None
-    return chain[::-1]
+    return chain[::-1] + last
 
 
 def all_stages(dataset) -> list[Stage]:
     """Every dataset op in ``dataset``'s graph (side branches too), in graph order."""
-    try:
-        graph = _graph_def(dataset)
-    except Exception as err:
-        if not _serialization_failure(err):
-            raise
-        stage, inner = _python_wrapper(dataset, err)
-        return [*all_stages(inner), stage]
+    graph, last = _serialized(dataset)
     nodes = {n.name: n for n in graph.node}
     library = _Library(graph)
-    return [_stage(n, nodes, library) for n in graph.node if _is_dataset(n)]
+    return [_stage(n, nodes, library) for n in graph.node if _is_dataset(n)] + last
 
 
 def describe(dataset) -> str:
