@@ -60,6 +60,12 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
     ("class Reset:\n    def go(self):\n        self._reads = 0\n    again = go\nReset.again(store)", "Reset.again"),
     ("class Reset:\n    def go(self):\n        self._reads = 0\ntype(Reset()).go(store)", "through type(...)"),
     ("class A:\n    def m(self):\n        (self := store)\n        self._reads = 0", "rebinds self"),
+    # The class hidden behind another name, or reached from a subclass, runs its method on any object.
+    ("class Reset:\n    def go(self):\n        self._reads = 0\nAlias = Reset\nAlias.go(store)", "passes the class Reset"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\ngetattr(Reset, 'go')(store)", "passes the class Reset"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\n[Reset][0].go(store)", "passes the class Reset"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\nclass Sub(Reset):\n    pass\nSub.go(store)",
+     "gets the method Sub.go"),
     ("getattr(store, '_records')", "private attribute _records"),
     ("getattr(store, name)", "computed attribute name"),
     ("tf_data._state.clear()", "tf_data._state, a private part of the course library"),
@@ -87,7 +93,11 @@ def test_a_class_of_the_cell_may_set_its_own_private_attributes():
         "    def add(self, n):\n        self._count += n\n"
         "        def inner():\n            self._count -= 0\n        inner()\n"
         "    @classmethod\n    def zero(cls):\n        cls._made = True\n        return cls(0)\n"
-        "c = Counter.zero()\nc.add(2)\nvalue = getattr(c, 'add')\n")
+        "c = Counter.zero()\nc.add(2)\nvalue = getattr(c, 'add')\n"
+        "class Slow(Counter):\n"
+        "    def __init__(self, start: 'Counter' = None) -> Counter:\n        super(Slow, self).__init__(0)\n"
+        "def make(kind: Counter) -> Counter:\n    return Slow() if isinstance(kind, Counter) else kind\n"
+        "assert issubclass(Slow, Counter) and Counter.__name__ == 'Counter' and Slow.zero()\n")
     assert screen(source) == []
 
 

@@ -8,8 +8,10 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
 - changing modules or objects from outside: assigning or deleting attributes of imported
   modules (``tf.x = ...``), assigning or deleting private (underscore) attributes of any
   object (``store._reads = 0``, ``x._y += 1``; only ``self._y`` inside a method of a class
-  defined in the same cell is allowed), getting a method of such a class through the class
-  (``Cls.method(other_object)`` would run it on an object of the library), ``setattr``/
+  defined in the same cell is allowed), getting a method of such a class through the class or a
+  subclass (``Cls.method(other_object)`` would run it on an object of the library), using such a
+  class otherwise than by calling it, naming it as a base, in an annotation, in
+  ``isinstance``/``issubclass``/``super`` or with an attribute (``Alias = Cls`` would hide it), ``setattr``/
   ``delattr``, ``getattr`` of a private or computed name, ``vars()``/``globals()``, dunder
   attributes (``__dict__``, ``__code__``, ``__globals__``, ...), private names of the course
   library (``host_syncs._patches``, ``tf_data._state``);
@@ -88,7 +90,8 @@ class _Screen(ast.NodeVisitor):
         self.given = set(given_names)
         self.modules: dict[str, str] = {}  # local name -> module it is bound to
         self.receivers: frozenset[str] = frozenset()  # names that are the instance of a class of this cell (self)
-        self.classes: dict[str, set[str]] = {}  # class of this cell -> its plain (instance) methods
+        self.classes: dict[str, set[str]] = {}  # class of this cell -> its plain (instance) methods, inherited too
+        self.class_uses: set[int] = set()  # ids of the Name nodes where such a class is used as it may be
 
     def flag(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), what))
@@ -183,11 +186,20 @@ class _Screen(ast.NodeVisitor):
         if node.name in self.given:
             self.flag(node, f"redefines {node.name}, which a locked cell defines")
 
+    def _allow_class_use(self, node: ast.AST | None) -> None:
+        """The classes of this cell named in ``node`` (a base, an annotation, ...) are used as they may be."""
+        if node is not None:
+            self.class_uses |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self.classes}
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._definition(node)
+        methods = set()
+        for base in node.bases:
+            self._allow_class_use(base)
+            if isinstance(base, ast.Name) and base.id in self.classes:
+                methods |= self.classes[base.id]  # Sub.method(obj) runs the base's method on obj
         for item in node.decorator_list + node.bases + node.keywords:
             self.visit(item)
-        methods = set()
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = {_dotted(d) for d in item.decorator_list}
@@ -208,13 +220,16 @@ class _Screen(ast.NodeVisitor):
         """Visit a function. In a method, ``receiver`` (its first parameter: the instance, or the class)
         may have its private attributes set; in a nested function, so may the enclosing method's
         receiver, unless a parameter of the same name rebinds it."""
+        args = node.args
+        for argument in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            self._allow_class_use(getattr(argument, "annotation", None))
+        self._allow_class_use(getattr(node, "returns", None))
         if not isinstance(node, ast.Lambda):
             self._definition(node)
             for decorator in node.decorator_list:
                 self.visit(decorator)
             if node.returns is not None:
                 self.visit(node.returns)
-        args = node.args
         own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
         self.visit(args)
@@ -235,6 +250,10 @@ class _Screen(ast.NodeVisitor):
     # Calls, attributes and names.
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
+        self._allow_class_use(node.func if isinstance(node.func, ast.Name) else None)  # Cls(...): an instance
+        if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass", "super"):
+            for argument in node.args:
+                self._allow_class_use(argument)
         if isinstance(node.func, ast.Name) and node.func.id in FLAGGED_CALLS:
             self.flag(node, f"calls {node.func.id}()")
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
@@ -256,6 +275,8 @@ class _Screen(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._type_attribute(node)
+        if isinstance(node.value, ast.Name):
+            self._allow_class_use(node.value)  # Cls.attr: its plain methods are flagged below
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag(node, f"uses the attribute {node.attr}")
         base = _dotted(node.value)
@@ -281,6 +302,9 @@ class _Screen(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.flag(node, f"uses {node.id}")
+        if isinstance(node.ctx, ast.Load) and node.id in self.classes and id(node) not in self.class_uses:
+            self.flag(node, f"passes the class {node.id} on as a value (an alias of it, or getattr on it, would "
+                            f"run its methods on any object)")
         self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:

@@ -18,14 +18,19 @@ _RESETS_PRIVATE_COUNTERS = _HEADER + '''    store._reads = len(store)           
     return ds.map(tf_data.augment, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 '''
 
-# The same through a class of the cell: its method sets self._..., run on the store through the class.
+# The same through a class of the cell: its method sets self._..., run on the store through the class,
+# under another name (the screen once looked for the class's own name only; tests/unit/test_grading_screen.py
+# has the other ways: the class itself, getattr, a subclass, type(...)).
 _COUNTERS_THROUGH_A_CLASS_METHOD = '''class _Claims:
     def claim(self, reads, seconds):
         self._reads = reads
         self._seconds_waited = seconds
 
 
-''' + _HEADER + '''    _Claims.claim(store, len(store), 10.0)            # runs the method on the store, not on a _Claims
+_Helper = _Claims
+
+
+''' + _HEADER + '''    _Helper.claim(store, len(store), 10.0)            # runs the method on the store, not on a _Claims
     keys = tf.range(len(store), dtype=tf.int64)
     ds = tf.data.Dataset.from_tensor_slices((keys, store._records)).batch(batch)
     ds = ds.map(tf_data.decode, num_parallel_calls=tf.data.AUTOTUNE).cache()
@@ -63,8 +68,9 @@ RED_TEAM = [
     #     (without the screen: the structure check fails, no stage reads through the store).
     Submission("red4_resets_private_counters", {"fast_pipeline": _RESETS_PRIVATE_COUNTERS},
                {"pipeline_tests": 0, "pipeline_speed_tests": 0}),
-    # (4) The same through a method of a class of the cell, called on the store: the screen flags
-    #     the method taken through its class; the counters live outside the store anyway.
+    # (4) The same through a method of a class of the cell, taken through an alias of the class and
+    #     called on the store: the screen flags the class passed on as a value; the counters live
+    #     outside the store anyway.
     Submission("red4_counters_through_a_class_method", {"fast_pipeline": _COUNTERS_THROUGH_A_CLASS_METHOD},
                {"pipeline_tests": 0, "pipeline_speed_tests": 0}),
     # (2) Replaces the store's private read function: flagged by the screen.
