@@ -53,10 +53,16 @@ PYTHON_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
 _IGNORED_STATEFUL = ("Assert",)
 
 
-#: Transformations whose dataset ``tf.data`` cannot serialize (``copy_to_device`` reads its input
-#: through a ``GeneratorDataset``), read from the Python objects instead: class name -> kind.
-#: ``prefetch_to_device`` is ``copy_to_device`` followed by ``prefetch``.
-_PYTHON_WRAPPERS = {"_CopyToDeviceDataset": "copy_to_device", "_PrefetchDataset": "prefetch"}
+def _python_wrappers() -> dict:
+    """Transformations whose dataset ``tf.data`` cannot serialize (``copy_to_device`` reads its input
+    through a ``GeneratorDataset``), read from the Python objects instead: class -> kind. Only these
+    exact classes: a subclass could say its input is another dataset than the one it reads.
+    ``prefetch_to_device`` is ``copy_to_device`` followed by ``prefetch``."""
+    from tensorflow.python.data.experimental.ops import prefetching_ops
+    from tensorflow.python.data.ops import prefetch_op
+
+    return {prefetching_ops._CopyToDeviceDataset: "copy_to_device",  # noqa: SLF001
+            prefetch_op._PrefetchDataset: "prefetch"}  # noqa: SLF001
 
 
 class UnreadablePipeline(ValueError):
@@ -279,9 +285,9 @@ def _serialization_failure(err: Exception) -> bool:
 
 
 def _python_wrapper(dataset, err: Exception):
-    """``(stage, input dataset)`` of a transformation that :data:`_PYTHON_WRAPPERS` knows, read from the
+    """``(stage, input dataset)`` of a transformation that :func:`_python_wrappers` knows, read from the
     Python object; ``UnreadablePipeline`` for any other dataset that cannot be serialized."""
-    kind = _PYTHON_WRAPPERS.get(type(dataset).__name__)
+    kind = _python_wrappers().get(type(dataset))
     inner = getattr(dataset, "_input_dataset", None)  # noqa: SLF001 (the transformation's input)
     if kind is None or inner is None:
         why = re.sub(r"\{\{.*?\}\}", "", str(err).split("[Op:")[0]).strip().splitlines()[-1].strip()

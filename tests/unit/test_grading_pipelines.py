@@ -68,3 +68,20 @@ def test_a_pipeline_that_cannot_be_read_fails_with_a_short_reason():
     with pytest.raises(GradingFailure, match="cannot serialize this pipeline") as failure:
         _check(after_copy, store, fits=True)
     assert "Traceback" not in str(failure.value) and len(str(failure.value)) < 600
+
+
+def test_a_subclass_that_names_another_input_is_not_believed():
+    """Only TensorFlow's own copy_to_device and prefetch datasets are read through their Python objects: a
+    subclass (whose methods may set self._input_dataset) could show a decoy while it reads something else."""
+    from tensorflow.python.data.experimental.ops import prefetching_ops
+
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+
+    class _CopyToDeviceDataset(prefetching_ops._CopyToDeviceDataset):  # the same name, even
+        def __init__(self, really_read, shown):
+            super().__init__(really_read, "/cpu:0")
+            self._input_dataset = shown
+
+    memorized = tf.data.Dataset.from_tensor_slices(tf.range(8))
+    with pytest.raises(GradingFailure, match="cannot serialize this pipeline"):
+        _check(_CopyToDeviceDataset(memorized, _pipeline(store, "decoded")), store, fits=True)
