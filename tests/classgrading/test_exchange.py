@@ -14,9 +14,16 @@ import sys
 import nbformat
 import pytest
 
-from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 from tests.classgrading.gradebook_toy import (
-    ASSIGNMENT, COURSE, answer_passing, expected_scores, finish, make_course, nbgrader)
+    ASSIGNMENT,
+    COURSE,
+    answer_passing,
+    expected_scores,
+    finish,
+    make_course,
+    nbgrader,
+)
+from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.slow  # runs nbgrader
 

@@ -12,9 +12,21 @@ import time
 
 import pytest
 
-from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 from tests.classgrading.gradebook_toy import (
-    ASSIGNMENT, CASES, COURSE, STUDENTS, TESTS, answer_passing, expected_scores, finish, make_course, nbgrader, submit)
+    ASSIGNMENT,
+    CASES,
+    COURSE,
+    STUDENTS,
+    TESTS,
+    answer_passing,
+    expected_scores,
+    finish,
+    make_course,
+    nbgrader,
+    submit,
+)
+from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
+
 
 def test_answers_pass_exactly_their_subset():
     for bits in range(8):
@@ -44,7 +56,7 @@ def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp
     wall = time.monotonic() - started
     print(f"{len(STUDENTS)} autograde processes at once: {wall:.1f} s wall")
     for student, output in outputs.items():
-        assert "ERROR" not in output, output
+        assert "ERROR" not in output, f"{student}: {output}"
 
     assert not (course / "gradebook.db").exists(), "nbgrader fell back to the SQLite gradebook"
     with Gradebook(url, COURSE) as gradebook:

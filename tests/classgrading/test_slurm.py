@@ -12,9 +12,9 @@ import textwrap
 
 import pytest
 
+from tests.classgrading.gradebook_toy import ASSIGNMENT
 from tests.classgrading.pg_server import postgres  # noqa: F401 (the fixture)
 from tests.classgrading.slurm_cluster import slurm_cluster  # noqa: F401 (the fixture)
-from tests.classgrading.gradebook_toy import ASSIGNMENT
 from tfperf.classgrading import slurm
 
 # Odd but legal student ids (nbgrader's are folder names): quoting must keep each one whole.
@@ -127,8 +127,9 @@ def test_submit_says_when_sbatch_is_missing(tmp_path, monkeypatch):
 def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request, tmp_path, monkeypatch):  # noqa: F811
     """Two array tasks at once (no --exclusive), each running the real ``tfperf grade`` on its chunk of a toy
     class (the grade command's own toy course: sandboxed kernel, real course configuration) into PostgreSQL."""
-    from tests.classgrading import toy
     from nbgrader.api import Gradebook
+
+    from tests.classgrading import toy
 
     course = request.getfixturevalue("toy_course")
     kinds = {"ann": "reference", "bob": "wrong", "cyd": "crashing"}

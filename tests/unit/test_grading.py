@@ -1,8 +1,8 @@
 """The grading assertions: they pass honest answers and fail everything else, with useful messages."""
 
 import json
-import re
 import os
+import re
 import sys
 import time
 import warnings

@@ -1,10 +1,15 @@
-"""False-rejection rate of assert_steady_epochs on chapter 5's reference answer."""
-import sys, time
-import numpy as np
-from tfperf import logs
-tf = logs.tensorflow()
-from tfperf import grading
+"""False-rejection rate of assert_steady_epochs on chapter 5's reference answer.
+
+    python tools/measure/false_rejections_epochs.py N    (2 N checks)
+"""
+import sys
+import time
+
+from tfperf import grading, logs
 from tfperf.experiments import gpu_sync
+
+tf = logs.tensorflow()
+
 
 def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w = tf.Variable(w0)
@@ -18,6 +23,7 @@ def train_epochs(w0, xs, ys, epochs, on_epoch_end):
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
 
+
 n = int(sys.argv[1])
 fails = []
 t0 = time.time()
@@ -29,4 +35,5 @@ for k in range(n):
         except grading.GradingFailure as e:
             fails.append(str(e)[:200])
 print(f"{2*n} checks, {len(fails)} rejections, {time.time()-t0:.0f} s")
-for f in fails[:5]: print(f)
+for failure in fails[:5]:
+    print(failure)

@@ -61,7 +61,7 @@ class AssignmentCells:
     others: dict[str, set[str]]  # another assignment's name -> its grade_ids
 
     @classmethod
-    def load(cls, db_url: str, assignment: str) -> "AssignmentCells":
+    def load(cls, db_url: str, assignment: str) -> AssignmentCells:
         with Gradebook(db_url) as gb:
             try:
                 found = gb.find_assignment(assignment)

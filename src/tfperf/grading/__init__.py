@@ -16,7 +16,12 @@ cells for code that has no place in an answer.
 """
 
 from tfperf.grading.calls import GradingFailure, call
-from tfperf.grading.classifiers import assert_accuracy_at_least, assert_loss_matches_output, assert_probabilities, predictions
+from tfperf.grading.classifiers import (
+    assert_accuracy_at_least,
+    assert_loss_matches_output,
+    assert_probabilities,
+    predictions,
+)
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from

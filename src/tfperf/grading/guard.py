@@ -181,7 +181,7 @@ def _seal_course_modules() -> None:
 
 
 def _unseal_course_modules() -> None:
-    for name, module in list(sys.modules.items()):
+    for module in list(sys.modules.values()):
         if type(module) is _SealedModule:
             object.__setattr__(module, "__class__", types.ModuleType)
 
