@@ -78,15 +78,30 @@ def device_nodes() -> list[str]:
     return sorted(str(p) for p in Path("/dev").glob("nvidia*")) + (["/dev/dri"] if Path("/dev/dri").exists() else [])
 
 
+def code_folders_in_tmp() -> tuple[str, ...]:
+    """The folders of this interpreter's code (its environment, ``sys.path``) that lie in ``/tmp``:
+    the sandbox replaces ``/tmp`` by its own, so a checkout or an environment there would lose its
+    modules. ``/tmp`` itself is never among them."""
+    found = set()
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path):
+        real = os.path.realpath(path) if path else ""
+        if real.startswith("/tmp/") and os.path.isdir(real):
+            found.add(real)
+    return tuple(sorted(p for p in found if not any(p.startswith(q + "/") for q in found)))
+
+
 def bwrap_argv(workdir: str, runtime_dir: str, command: list[str], *, limits: Limits = Limits(),
                bwrap: str = BWRAP, devices: list[str] | None = None, readable: tuple[str, ...] = (),
-               hidden: tuple[str, ...] = ()) -> list[str]:
+               hidden: tuple[str, ...] = (), visible: tuple[str, ...] | None = None) -> list[str]:
     """The bubblewrap command that runs ``command`` sandboxed, writable only in ``workdir``,
     ``runtime_dir`` (where the kernel's ipc sockets go) and a private ``/tmp``; the files in
-    ``readable`` (the connection file) stay readable even where they lie in the hidden ``/tmp``;
-    existing ``hidden`` folders look empty and ``hidden`` files cannot be read (``workdir`` may lie inside)."""
+    ``readable`` (the connection file) and the folders in ``visible`` (default: :func:`code_folders_in_tmp`)
+    stay readable even where they lie in the hidden ``/tmp``; existing ``hidden`` folders look empty and
+    ``hidden`` files cannot be read (``workdir`` may lie inside, and so may they in a ``visible`` folder)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    for folder in code_folders_in_tmp() if visible is None else visible:  # before what is hidden inside them
+        argv += ["--ro-bind", folder, folder]
     for node in device_nodes() if devices is None else devices:
         argv += ["--dev-bind", node, node]
     hidden_folders = [p for p in hidden if os.path.isdir(p)]

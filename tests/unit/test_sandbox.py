@@ -40,7 +40,7 @@ def _pairs(argv, flag):
 
 def test_only_the_work_and_runtime_folders_are_writable():
     argv = sandbox.bwrap_argv("/course/autograded/s/a", "/run/k", ["python"], bwrap="bwrap", devices=[],
-                              readable=("/run/k/conn.json",))
+                              readable=("/run/k/conn.json",), visible=())
     command = argv[argv.index("--") + 1:]
     options = argv[:argv.index("--")]
     assert command == ["python"]
@@ -203,3 +203,23 @@ def _run(kc, code: str) -> str:
             out.append(msg["content"]["text"])
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return "".join(out)
+
+
+@needs_bwrap
+def test_code_under_tmp_stays_importable_and_the_rest_of_tmp_stays_hidden(tmp_path, monkeypatch):
+    """The sandbox replaces /tmp by its own: a course checked out (or an environment made) under /tmp
+    keeps its code, read-only, and nothing else of the host's /tmp shows; hidden folders inside it stay hidden."""
+    lib = tmp_path / "checkout" / "src"
+    (lib / "answers").mkdir(parents=True)
+    (lib / "course_lib_in_tmp.py").write_text("VALUE = 42\n")
+    (lib / "answers" / "key.txt").write_text("secret")
+    (tmp_path / "elsewhere.txt").write_text("not code")
+    monkeypatch.setattr(sys, "path", [str(lib), *sys.path])
+    assert str(lib) in sandbox.code_folders_in_tmp() and "/tmp" not in sandbox.code_folders_in_tmp()
+    code = (f"import os, sys; sys.path.insert(0, {str(lib)!r}); import course_lib_in_tmp; "
+            f"print(course_lib_in_tmp.VALUE, os.listdir({str(lib / 'answers')!r}), "
+            f"os.path.exists({str(tmp_path / 'elsewhere.txt')!r}))\n"
+            f"open({str(lib / 'course_lib_in_tmp.py')!r}, 'a').write('VALUE = 0')")
+    result = sandbox.check(code, hidden=(str(lib / "answers"),))
+    assert result.stdout == "42 [] False\n", result
+    assert "Read-only file system" in result.stderr and (lib / "course_lib_in_tmp.py").read_text() == "VALUE = 42\n"
