@@ -43,6 +43,11 @@ from tfperf.grading import RECORD_ENV_VAR
 STOP_GRACE_S = 5
 #: How long SQLite waits for another grader's write to finish before giving up ("database is locked").
 SQLITE_WAIT_S = 300
+#: What nbgrader logs when a kernel dies before it could run anything (e.g. two kernels of graders
+#: started at once took the same TCP port): never the submission's doing, so that step runs again.
+KERNEL_NEVER_STARTED = "Kernel died before replying to kernel_info"
+#: How many times a step runs again after its kernel never started.
+START_RETRIES = 1
 
 
 @dataclass
@@ -185,13 +190,23 @@ class Grader:
         entry.anomalies += [["extra notebook", w] for w in sub.warnings]
         with open(self.logs / f"{quote(student, safe='')}.log", "w", encoding="utf-8") as log:
             for step in ("autograde", "generate_feedback"):
-                code = self._run([*nbgrader_command(), step, self.assignment, "--student", student, "--force",
-                                  *self.common], slot, env, log)
+                for attempt in range(1 + START_RETRIES):
+                    log.flush()
+                    start = Path(log.name).stat().st_size
+                    code = self._run([*nbgrader_command(), step, self.assignment, "--student", student, "--force",
+                                      *self.common], slot, env, log)
+                    if code in (0, None) or attempt == START_RETRIES or not _kernel_never_started(log.name, start):
+                        break
+                    log.write(f"# tfperf grade: the kernel died before it started (not the submission's doing); "
+                              f"running {step} again\n")
+                    entry.anomalies.append(["kernel start retried", f"nbgrader {step}: {KERNEL_NEVER_STARTED}"])
                 if code is None:
                     return None
                 if code != 0:
                     log.flush()
-                    entry.problems.append(f"nbgrader {step} failed (exit {code}): {_last_error(log.name)}; "
+                    why = (f"the grading kernel died before it started ({KERNEL_NEVER_STARTED}), {attempt + 1} times"
+                           if _kernel_never_started(log.name, start) else _last_error(log.name))
+                    entry.problems.append(f"nbgrader {step} failed (exit {code}): {why}; "
                                           f"log: {Path(log.name).relative_to(self.course)}")
                     break
         folder = self.course / "autograded" / student / self.assignment
@@ -246,6 +261,13 @@ def _failure_message(outputs: list) -> str:
         if output.get("output_type") == "stream" and output.get("name") == "stderr":
             return "wrote to stderr: " + str(output.get("text", "")).strip()[:200]
     return "no error output (scored below full points)"
+
+
+def _kernel_never_started(log_path: str, start: int) -> bool:
+    """Whether the log, from byte ``start`` on, says a kernel died before it could run anything."""
+    with open(log_path, "rb") as log:
+        log.seek(start)
+        return KERNEL_NEVER_STARTED.encode() in log.read()
 
 
 def _last_error(log_path: str) -> str:
