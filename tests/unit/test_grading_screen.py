@@ -64,6 +64,7 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
     ("class Reset:\n    def go(self):\n        self._reads = 0\nAlias = Reset\nAlias.go(store)", "passes the class Reset"),
     ("class Reset:\n    def go(self):\n        self._reads = 0\ngetattr(Reset, 'go')(store)", "passes the class Reset"),
     ("class Reset:\n    def go(self):\n        self._reads = 0\n[Reset][0].go(store)", "passes the class Reset"),
+    ("class Reset:\n    def go(self):\n        self._reads = 0\nReset.mro()[0].go(store)", "passes the class Reset"),
     ("class Reset:\n    def go(self):\n        self._reads = 0\nclass Sub(Reset):\n    pass\nSub.go(store)",
      "gets the method Sub.go"),
     ("getattr(store, '_records')", "private attribute _records"),

@@ -275,8 +275,8 @@ class _Screen(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._type_attribute(node)
-        if isinstance(node.value, ast.Name):
-            self._allow_class_use(node.value)  # Cls.attr: its plain methods are flagged below
+        if isinstance(node.value, ast.Name) and node.attr != "mro":
+            self._allow_class_use(node.value)  # Cls.attr: its plain methods are flagged below; Cls.mro() is Cls
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag(node, f"uses the attribute {node.attr}")
         base = _dotted(node.value)
