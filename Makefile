@@ -23,7 +23,7 @@ help:
 	@echo "make student        regenerate notebooks/ from solutions/ with nbgrader"
 	@echo "make check-student  check that notebooks/ is what nbgrader generates"
 	@echo "make normalize      strip outputs and normalize every notebook in git"
-	@echo "make lint           the notebook rules (tfperf.nblint); ruff too, if it is installed"
+	@echo "make lint           the notebook rules (tfperf.authoring.nblint), ruff check and ruff format --check"
 	@echo "make calibrate      measure throughput targets on this machine (autograde/targets.toml)"
 	@echo "make gpu-report     run every chapter on this device and write reports/<device>-<date>/report.md (REPORT_SIZE=ci: quick)"
 	@echo "make doctor         report the device TensorFlow sees and what is wrong with it"
@@ -65,7 +65,8 @@ normalize: venv
 
 lint: venv
 	$(BIN)/python -m tfperf.authoring lint
-	@if command -v ruff >/dev/null 2>&1; then ruff check . ; else echo "ruff not installed: skipped (pip install pre-commit && pre-commit install)"; fi
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 calibrate: venv
 	$(BIN)/python -m tfperf calibrate --out autograde/targets.toml

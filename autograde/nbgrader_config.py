@@ -27,10 +27,10 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from tfperf import sandbox
-from tfperf.autograding import GradingExecute, RestoreCells
-from tfperf.logs import NOISE_PATTERN
-from tfperf.screening import ScreenAnswers
+from tfperf.autograding import sandbox
+from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
+from tfperf.autograding.screening import ScreenAnswers
+from tfperf.runtime.logs import NOISE_PATTERN
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 here = Path(__file__).resolve().parent
@@ -53,7 +53,8 @@ except OSError:  # a read-only checkout (a sandboxed grader): Release and Collec
 # cell that calls an unwritten function says "... is not written yet. Reread the section ...".
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("Not written yet: replace this line with your answer '
-              '(the exercise says what to write and which section to reread).")'}
+    '(the exercise says what to write and which section to reread).")'
+}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Execution while grading. Throughput checks time code for a few seconds; a cell that
@@ -61,8 +62,8 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # points only, and grading goes on with the next cell.
 c.Execute.timeout = 180
 c.Execute.interrupt_on_timeout = True
-# Grade in the sandboxed kernel (tfperf.sandbox; install it once with
-# `python -m tfperf.sandbox install`): the course's interpreter under bubblewrap, with a
+# Grade in the sandboxed kernel (tfperf.autograding.sandbox; install it once with
+# `python -m tfperf.autograding.sandbox install`): the course's interpreter under bubblewrap, with a
 # read-only view of the system, the course and the gradebook, a private working folder and
 # /tmp, no network, CPU-time and memory limits. Learners' own JupyterLab keeps "python3".
 c.Execute.kernel_name = sandbox.KERNEL_NAME
@@ -76,22 +77,38 @@ c.KernelManager.ip = str(_sockets / "kernel")
 # the instructor's source (hidden tests), the grading reports (other students' scores and
 # failures: `python -m tfperf grade`), the exported grades. Everything else is read-only to it.
 os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
-    str(path) for path in (here / "gradebook.db", here / "submitted", here / "autograded", here / "feedback",
-                           here / "reports", here / "grades.csv", here.parent / "solutions"))
+    str(path)
+    for path in (
+        here / "gradebook.db",
+        here / "submitted",
+        here / "autograded",
+        here / "feedback",
+        here / "reports",
+        here / "grades.csv",
+        here.parent / "solutions",
+    )
+)
 if sys.argv[1:2] == ["autograde"]:
     sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
 
-# Honest work is not lost (tfperf.autograding): a kernel that dies costs the rest of its
+# Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
 # notebook only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells,
-                                      CheckCellMetadata]
-# After running a submission, its answer cells are screened statically (tfperf.screening): an
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata]
+# After running a submission, its answer cells are screened statically (tfperf.autograding.screening): an
 # answer that changes the grading (module attributes, kernel hooks, threads, the environment,
 # given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
 # goes to reports/screen.jsonl. Set c.ScreenAnswers.penalize = False to report without zeroing.
-c.Autograde.autograde_preprocessors = [GradingExecute, IgnorePattern, ScreenAnswers, ClearMetadataPreprocessor,
-                                       LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.Autograde.autograde_preprocessors = [
+    GradingExecute,
+    IgnorePattern,
+    ScreenAnswers,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
 # nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the
 # screen above never ran (found by tests/classgrading: an os.environ answer kept its points).

@@ -20,7 +20,9 @@ def pytest_sessionstart(session):
 
     installed = Path(tfperf.__file__).resolve()
     if not installed.is_relative_to(REPO / "src"):
-        raise pytest.UsageError(f"tfperf is imported from {installed}, not from {REPO / 'src'}: run `make venv` here first.")
+        raise pytest.UsageError(
+            f"tfperf is imported from {installed}, not from {REPO / 'src'}: run `make venv` here first."
+        )
 
 
 @pytest.fixture(scope="session")

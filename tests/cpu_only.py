@@ -26,7 +26,12 @@ def cpu_only_env() -> dict[str, str]:
 
 def run_on_cpu(code: str, *, timeout: float = 300) -> Any:
     """Run ``code`` with GPUs hidden; it must print one JSON value as its last line, which is returned."""
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         env=cpu_only_env(), timeout=timeout)
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=cpu_only_env(),
+        timeout=timeout,
+    )
     assert out.returncode == 0, f"CPU-only process failed:\n{out.stdout}\n{out.stderr}"
     return json.loads(out.stdout.strip().splitlines()[-1])

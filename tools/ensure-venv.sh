@@ -11,7 +11,7 @@ venv=${1:?usage: ensure-venv.sh VENV_DIR cpu|gpu}
 variant=${2:?usage: ensure-venv.sh VENV_DIR cpu|gpu}
 here=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-python3}
-locks=("$here/requirements/lock.txt" "$here/requirements/tensorflow-$variant.txt")
+locks=("$here/requirements/lock.txt" "$here/requirements/tensorflow-$variant.txt" "$here/requirements/dev.txt")
 
 want=$( { cat "${locks[@]}"; echo "variant=$variant"; "$python" --version; } | sha256sum | cut -d' ' -f1)
 have=$(cat "$venv/.lock-sha256" 2>/dev/null || true)
@@ -20,7 +20,7 @@ if [ "$want" != "$have" ]; then
   echo "== Setting up $venv (TensorFlow: $variant). This takes a minute or two the first time."
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet -r "${locks[0]}" -r "${locks[1]}"
+  "$venv/bin/python" -m pip install --quiet -r "${locks[0]}" -r "${locks[1]}" -r "${locks[2]}"
   echo "$want" > "$venv/.lock-sha256"
 else
   echo "== Reusing $venv (lock unchanged)."

@@ -12,7 +12,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tfperf import checkout, device, grading, logs, recheck, targets
+from tfperf import grading
+from tfperf.autograding import recheck
+from tfperf.grading import targets
+from tfperf.runtime import checkout, device, logs
 
 
 def doctor() -> int:
@@ -57,8 +60,13 @@ def run_notebook(path: Path, timeout: int = 600) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
 
 
 def calibrate(notebooks: list[Path], out: Path) -> int:
@@ -67,8 +75,12 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
         record = Path(tmp) / "record.jsonl"
         # The kernels inherit these: record every speedup, against the shipped defaults
         # (not an old calibration), with small demonstrations.
-        kernel_env = {targets.ENV_VAR: "", grading.RECORD_ENV_VAR: str(record),
-                      "TFPERF_SIZE": os.environ.get("TFPERF_SIZE", "ci"), "TF_CPP_MIN_LOG_LEVEL": "3"}
+        kernel_env = {
+            targets.ENV_VAR: "",
+            grading.RECORD_ENV_VAR: str(record),
+            "TFPERF_SIZE": os.environ.get("TFPERF_SIZE", "ci"),
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+        }
         with _environ(kernel_env):
             for path in notebooks:
                 print(f"Running {path} ...", flush=True)
@@ -82,13 +94,17 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
         by_key.setdefault((row["exercise"], row["device_class"]), []).extend(row["ratios"])
     table: dict[str, dict[str, float]] = {}
     machine = logs.quietly(device.detect).summary()
-    lines = [f"Calibrated by `python -m tfperf calibrate` on {machine}",
-             "Reference solution vs unfixed code (interleaved pairs):"]
+    lines = [
+        f"Calibrated by `python -m tfperf calibrate` on {machine}",
+        "Reference solution vs unfixed code (interleaved pairs):",
+    ]
     for (exercise, device_class), ratios in sorted(by_key.items()):
         target = target_from_ratios(ratios)
         table.setdefault(exercise, {})[device_class] = target
-        lines.append(f"  {exercise} [{device_class}]: median {statistics.median(ratios):.2f}x, "
-                     f"min {min(ratios):.2f}x over {len(ratios)} pairs -> target {target:.2f}x")
+        lines.append(
+            f"  {exercise} [{device_class}]: median {statistics.median(ratios):.2f}x, "
+            f"min {min(ratios):.2f}x over {len(ratios)} pairs -> target {target:.2f}x"
+        )
     out.write_text(targets.dumps(table, header="\n".join(lines)), encoding="utf-8")
     print("\n".join(lines))
     print(f"Wrote {out}")
@@ -97,7 +113,7 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
 
 def workspace() -> int:
     """Give the learner their own copies of any notebooks they do not have yet."""
-    from tfperf import workspace as ws
+    from tfperf.lesson import workspace as ws
 
     root = checkout.course_root()
     copied, kept = ws.prepare(root)
@@ -116,10 +132,19 @@ def grade(args: argparse.Namespace) -> int:
     course = (args.course or checkout.course_root() / "autograde").resolve()
     if args.slurm:
         return grade_on_slurm(args, course)
-    options = batch.Options(args.assignment, course, students=args.students, jobs=args.jobs,
-                            cores_per_job=args.cores_per_job, force=args.force, db_url=args.db_url,
-                            execute_timeout=args.execute_timeout, zip_collect=args.zip_collect,
-                            zip_regexp=args.zip_regexp or DEFAULT_ZIP_REGEXP, progress=not args.no_progress)
+    options = batch.Options(
+        args.assignment,
+        course,
+        students=args.students,
+        jobs=args.jobs,
+        cores_per_job=args.cores_per_job,
+        force=args.force,
+        db_url=args.db_url,
+        execute_timeout=args.execute_timeout,
+        zip_collect=args.zip_collect,
+        zip_regexp=args.zip_regexp or DEFAULT_ZIP_REGEXP,
+        progress=not args.no_progress,
+    )
     try:
         outcome = batch.run(options)
     except (LookupError, FileNotFoundError, RuntimeError) as problem:
@@ -144,18 +169,23 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
         return 2
     from tfperf.classgrading.ledger import Ledger, submission_checksum
 
-    students = args.students or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}")
-                                       if p.is_dir())
+    students = args.students or sorted(
+        p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}") if p.is_dir()
+    )
     if not args.force:  # the array's tasks skip them anyway; no need to queue them
         ledger = Ledger(course / "reports", args.assignment)
-        students = [s for s in students
-                    if not ledger.is_done(s, submission_checksum(course / "submitted" / s / args.assignment))]
+        students = [
+            s
+            for s in students
+            if not ledger.is_done(s, submission_checksum(course / "submitted" / s / args.assignment))
+        ]
     if not students:
         print("Nothing to grade: every submission is graded already (--force grades again).")
         return 0
     if not args.db_url:
-        print("Warning: no --db-url: the array's tasks would share the SQLite gradebook; use PostgreSQL.",
-              file=sys.stderr)
+        print(
+            "Warning: no --db-url: the array's tasks would share the SQLite gradebook; use PostgreSQL.", file=sys.stderr
+        )
     out = course / "slurm" / f"grade-{args.assignment}.sbatch"
     out.parent.mkdir(parents=True, exist_ok=True)
     # What each task's `tfperf grade` must do as this command was asked to (without --force, a task would
@@ -166,10 +196,19 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
     if args.cores_per_job != 1:
         forwarded += ["--cores-per-job", str(args.cores_per_job)]
     try:
-        script = slurm.write_array_job(args.assignment, students, course, out, db_url=args.db_url,
-                                       chunk=args.chunk, gpus_per_task=args.gpus_per_task,
-                                       exclusive=not args.gpus_per_task, max_running=args.max_running,
-                                       extra_sbatch=args.sbatch, grade_args=forwarded)
+        script = slurm.write_array_job(
+            args.assignment,
+            students,
+            course,
+            out,
+            db_url=args.db_url,
+            chunk=args.chunk,
+            gpus_per_task=args.gpus_per_task,
+            exclusive=not args.gpus_per_task,
+            max_running=args.max_running,
+            extra_sbatch=args.sbatch,
+            grade_args=forwarded,
+        )
     except ValueError as problem:
         print(f"tfperf grade --slurm: {problem}", file=sys.stderr)
         return 2
@@ -180,14 +219,15 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
 
 
 def report(notebooks: list[Path], out: Path | None, size: str, timeout: int | None) -> int:
-    """Run the reference notebooks on this device and write one Markdown report (tfperf.report)."""
-    from tfperf import report as reporting
+    """Run the reference notebooks on this device and write one Markdown report (tfperf.authoring.report)."""
+    from tfperf.authoring import report as reporting
 
     root = checkout.course_root()
     command = " ".join(["python -m tfperf report", f"--size {size}", *map(str, notebooks)])
     notebooks = notebooks or sorted((root / "solutions").glob("*/*.ipynb"))
-    _, clean = reporting.make_report(notebooks, root=root, out=out or root / "reports", size=size, timeout=timeout,
-                                     command=command)
+    _, clean = reporting.make_report(
+        notebooks, root=root, out=out or root / "reports", size=size, timeout=timeout, command=command
+    )
     return 0 if clean else 1
 
 
@@ -197,41 +237,68 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doctor", help="report the device TensorFlow sees and any set-up problem")
     sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
-    cal.add_argument("notebooks", nargs="*", type=Path,
-                     help="solution notebooks (default: the checkout's solutions/*/*.ipynb)")
+    cal.add_argument(
+        "notebooks", nargs="*", type=Path, help="solution notebooks (default: the checkout's solutions/*/*.ipynb)"
+    )
     cal.add_argument("--out", type=Path, help="targets file to write (default: the checkout's autograde/targets.toml)")
     rechecking = sub.add_parser("recheck", help="time a submission's speed checks again, out of its kernel's reach")
     recheck.add_arguments(rechecking)
     gr = sub.add_parser("grade", help="grade a class: autograde, feedback, grades.csv and a summary (resumable)")
     gr.add_argument("assignment")
     gr.add_argument("--students", nargs="+", metavar="ID", help="only these students (default: every submission)")
-    gr.add_argument("--jobs", type=int, default=1,
-                    help="students graded at once, each pinned to its own CPU set (and GPU); at most one per "
-                         "disjoint set of --cores-per-job physical cores")
+    gr.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="students graded at once, each pinned to its own CPU set (and GPU); at most one per "
+        "disjoint set of --cores-per-job physical cores",
+    )
     gr.add_argument("--cores-per-job", type=int, default=1, help="physical cores each parallel grader gets (default 1)")
     gr.add_argument("--force", action="store_true", help="grade again students already graded for this submission")
     gr.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
-    gr.add_argument("--zip-collect", action="store_true",
-                    help="first collect LMS downloads from downloaded/ASSIGNMENT/archive with nbgrader zip_collect")
-    gr.add_argument("--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollectorPlugin.named_regexp)")
+    gr.add_argument(
+        "--zip-collect",
+        action="store_true",
+        help="first collect LMS downloads from downloaded/ASSIGNMENT/archive with nbgrader zip_collect",
+    )
+    gr.add_argument(
+        "--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollectorPlugin.named_regexp)"
+    )
     gr.add_argument("--execute-timeout", type=int, help="seconds a cell may run (nbgrader's Execute.timeout)")
     gr.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")
     gr.add_argument("--slurm", action="store_true", help="write a Slurm array job instead of grading here")
     gr.add_argument("--submit", action="store_true", help="with --slurm: submit it with sbatch")
     gr.add_argument("--chunk", type=int, default=1, help="with --slurm: students per array task (default 1)")
-    gr.add_argument("--gpus-per-task", type=int, default=0,
-                    help="with --slurm: each task gets N GPUs of its own (--gres=gpu:N) instead of a whole node "
-                         "(--exclusive, the default)")
+    gr.add_argument(
+        "--gpus-per-task",
+        type=int,
+        default=0,
+        help="with --slurm: each task gets N GPUs of its own (--gres=gpu:N) instead of a whole node "
+        "(--exclusive, the default)",
+    )
     gr.add_argument("--max-running", type=int, help="with --slurm: at most this many array tasks at once")
-    gr.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
-                    help="with --slurm: an sbatch option for the script, e.g. --sbatch=--partition=gpu (repeatable)")
-    rep = sub.add_parser("report", help="run every chapter's reference notebook here and write a Markdown report "
-                                        "of what it measured (reports/<device>-<date>/report.md)")
-    rep.add_argument("notebooks", nargs="*", type=Path,
-                     help="notebooks to run (default: the checkout's solutions/*/*.ipynb)")
-    rep.add_argument("--size", choices=("full", "ci"), default="full",
-                     help="experiment size: full (learner scale, default) or ci (small and quick)")
+    gr.add_argument(
+        "--sbatch",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="with --slurm: an sbatch option for the script, e.g. --sbatch=--partition=gpu (repeatable)",
+    )
+    rep = sub.add_parser(
+        "report",
+        help="run every chapter's reference notebook here and write a Markdown report "
+        "of what it measured (reports/<device>-<date>/report.md)",
+    )
+    rep.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to run (default: the checkout's solutions/*/*.ipynb)"
+    )
+    rep.add_argument(
+        "--size",
+        choices=("full", "ci"),
+        default="full",
+        help="experiment size: full (learner scale, default) or ci (small and quick)",
+    )
     rep.add_argument("--out", type=Path, help="folder the report's folder goes in (default: the checkout's reports/)")
     rep.add_argument("--timeout", type=int, default=1800, help="seconds one cell may run (default: 1800)")
     args = parser.parse_args(argv)
@@ -241,9 +308,13 @@ def main(argv: list[str] | None = None) -> int:
         return recheck.run(args)
     if args.command == "grade":
         if not args.slurm:
-            for flag, given in (("--submit", args.submit), ("--chunk", args.chunk != 1),
-                                ("--gpus-per-task", args.gpus_per_task), ("--max-running", args.max_running),
-                                ("--sbatch", args.sbatch)):
+            for flag, given in (
+                ("--submit", args.submit),
+                ("--chunk", args.chunk != 1),
+                ("--gpus-per-task", args.gpus_per_task),
+                ("--max-running", args.max_running),
+                ("--sbatch", args.sbatch),
+            ):
                 if given:
                     parser.error(f"{flag} goes with --slurm")
         return grade(args)

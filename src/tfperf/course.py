@@ -6,8 +6,8 @@ import subprocess
 import sys
 from importlib import metadata
 
-from tfperf import device, logs, sizes
 from tfperf.grading import guard
+from tfperf.runtime import device, logs, sizes
 
 #: The TensorFlow the course is tested with (requirements/tensorflow-*.txt pin it; a test keeps them equal).
 TESTED_TENSORFLOW = "2.21.0"
@@ -45,13 +45,20 @@ def prepare_colab(run=subprocess.run) -> list[str]:
     if version and in_range(version):
         return []
     if "tensorflow" in sys.modules:
-        return [f"TensorFlow {version} is outside the range this course is tested with, and it is already "
-                "imported: Runtime > Restart session, then run this cell first."]
-    print(f"Colab has TensorFlow {version or '(none)'}; installing {TESTED_TENSORFLOW}, which this course is "
-          "tested with (a minute or two)...", flush=True)
+        return [
+            f"TensorFlow {version} is outside the range this course is tested with, and it is already "
+            "imported: Runtime > Restart session, then run this cell first."
+        ]
+    print(
+        f"Colab has TensorFlow {version or '(none)'}; installing {TESTED_TENSORFLOW}, which this course is "
+        "tested with (a minute or two)...",
+        flush=True,
+    )
     run([sys.executable, "-m", "pip", "install", "--quiet", f"tensorflow[and-cuda]=={TESTED_TENSORFLOW}"], check=True)
-    return [f"Installed TensorFlow {TESTED_TENSORFLOW} (Colab had {version or 'none'}). If a later cell fails to "
-            "import a package, Runtime > Restart session, then run the notebook again from this cell."]
+    return [
+        f"Installed TensorFlow {TESTED_TENSORFLOW} (Colab had {version or 'none'}). If a later cell fails to "
+        "import a package, Runtime > Restart session, then run the notebook again from this cell."
+    ]
 
 
 def start() -> device.DeviceInfo:

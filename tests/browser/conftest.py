@@ -24,10 +24,18 @@ CHROMIUM = Path(os.environ.get("TFPERF_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(os.environ.get("TFPERF_ARTIFACTS", REPO / "test-artifacts")) / "browser"
 TOKEN = "tfperf-browser-test"
 CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
     # no network here: nothing in the background may try to reach it
-    "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-    "--disable-sync", "--no-first-run", "--metrics-recording-only", "--disable-breakpad",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--no-first-run",
+    "--metrics-recording-only",
+    "--disable-breakpad",
 ]
 
 
@@ -59,18 +67,31 @@ def start_lab(root: Path, log: Path, *, cwd: Path, extra_args: list[str] = (), e
     port = free_port()
     env = dict(env or os.environ)
     env.pop("MPLBACKEND", None)  # the notebooks' plots use the inline backend, as for a learner
-    env.update(TFPERF_SIZE="ci", TF_CPP_MIN_LOG_LEVEL="3", JUPYTER_PLATFORM_DIRS="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH", "")])))
+    env.update(
+        TFPERF_SIZE="ci",
+        TF_CPP_MIN_LOG_LEVEL="3",
+        JUPYTER_PLATFORM_DIRS="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH", "")])),
+    )
     jupyter = Path(sys.executable).parent / "jupyter"
     settings = log.parent / f"lab-settings-{port}"
     # every cell in the page (JupyterLab otherwise renders only the cells in view), so tests can find them
     tracker = settings / "user-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True, exist_ok=True)
     tracker.write_text('{"windowingMode": "none"}\n')
-    cmd = [str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-           "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={settings / 'workspaces'}",
-           f"--LabApp.user_settings_dir={settings / 'user-settings'}", *extra_args]
+    cmd = [
+        str(jupyter),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.workspaces_dir={settings / 'workspaces'}",
+        f"--LabApp.user_settings_dir={settings / 'user-settings'}",
+        *extra_args,
+    ]
     if os.getuid() == 0:
         cmd.append("--allow-root")
     out = open(log, "w")
@@ -112,7 +133,8 @@ def learner_lab(tmp_path_factory, artifacts):
         shutil.copy(notebook, root / notebook.parent.name / notebook.name)
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
-        filter(None, [str(REPO / "tools" / "jupyterlab" / "learner"), env.get("JUPYTER_CONFIG_PATH", "")]))
+        filter(None, [str(REPO / "tools" / "jupyterlab" / "learner"), env.get("JUPYTER_CONFIG_PATH", "")])
+    )
     lab = start_lab(root, artifacts / "learner-lab.log", cwd=root, env=env)
     yield lab
     stop_lab(lab)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-WIDGET_FAILURES = re.compile(r"Loading widget|Error displaying widget|model not found|Failed to (?:load|render) model",
-                             re.IGNORECASE)
+WIDGET_FAILURES = re.compile(
+    r"Loading widget|Error displaying widget|model not found|Failed to (?:load|render) model", re.IGNORECASE
+)
 STDERR = '[data-mime-type="application/vnd.jupyter.stderr"]'
 
 
@@ -20,10 +21,12 @@ class NotebookPage:
         self.page.wait_for_function(
             "() => window.jupyterapp && jupyterapp.shell.currentWidget && jupyterapp.shell.currentWidget.content"
             " && jupyterapp.shell.currentWidget.content.model && jupyterapp.shell.currentWidget.content.widgets.length > 0",
-            timeout=90_000)
+            timeout=90_000,
+        )
         self.page.evaluate("async () => { const p = jupyterapp.shell.currentWidget; await p.sessionContext.ready; }")
         self.page.wait_for_function(
-            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=90_000)
+            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'", timeout=90_000
+        )
         return self
 
     def cells(self) -> list[dict]:
@@ -38,14 +41,20 @@ class NotebookPage:
 
     def index(self, *, grade_id: str | None = None, containing: str | None = None) -> int:
         for i, cell in enumerate(self.cells()):
-            if cell["type"] == "code" and (grade_id is None or cell["grade_id"] == grade_id) and \
-                    (containing is None or containing in cell["source"]):
+            if (
+                cell["type"] == "code"
+                and (grade_id is None or cell["grade_id"] == grade_id)
+                and (containing is None or containing in cell["source"])
+            ):
                 return i
         raise LookupError(f"no code cell with grade_id={grade_id!r} containing {containing!r} in {self.path}")
 
     def select(self, index: int) -> None:
-        self.page.evaluate("""(i) => { const nb = jupyterapp.shell.currentWidget.content;
-            nb.deselectAll(); nb.activeCellIndex = i; nb.mode = 'command'; }""", index)
+        self.page.evaluate(
+            """(i) => { const nb = jupyterapp.shell.currentWidget.content;
+            nb.deselectAll(); nb.activeCellIndex = i; nb.mode = 'command'; }""",
+            index,
+        )
 
     def run(self, index: int) -> None:
         """Run one cell and wait until it has finished (the command's promise resolves then)."""
@@ -60,9 +69,12 @@ class NotebookPage:
         """Append a code cell with ``source`` at the end, run it, and return its text output."""
         n = len(self.cells())
         self.select(n - 1)
-        self.page.evaluate("""async (src) => { await jupyterapp.commands.execute('notebook:insert-cell-below');
+        self.page.evaluate(
+            """async (src) => { await jupyterapp.commands.execute('notebook:insert-cell-below');
             const nb = jupyterapp.shell.currentWidget.content; nb.activeCell.model.sharedModel.setSource(src);
-            await jupyterapp.commands.execute('notebook:run-cell'); }""", source)
+            await jupyterapp.commands.execute('notebook:run-cell'); }""",
+            source,
+        )
         return self.output_text(n)
 
     def cell(self, index: int):
@@ -70,10 +82,13 @@ class NotebookPage:
 
     def output_text(self, index: int) -> str:
         """The text of a cell's outputs, from the notebook's model (streams, plain-text results, errors)."""
-        return self.page.evaluate("""(i) => {
+        return self.page.evaluate(
+            """(i) => {
             const outputs = jupyterapp.shell.currentWidget.content.model.cells.get(i).outputs.toJSON();
             return outputs.map(o => o.text !== undefined ? [].concat(o.text).join('')
-                : o.traceback ? o.traceback.join('\\n') : o.data && o.data['text/plain'] ? [].concat(o.data['text/plain']).join('') : '').join(''); }""", index)
+                : o.traceback ? o.traceback.join('\\n') : o.data && o.data['text/plain'] ? [].concat(o.data['text/plain']).join('') : '').join(''); }""",
+            index,
+        )
 
     def stderr_outputs(self) -> list[str]:
         """Texts of every red (stderr or error) output in the notebook."""

@@ -13,27 +13,32 @@ from tests.browser.notebook_page import NotebookPage
 
 def keep_two_choices(label: str):
     """Keep only the first two choices of a multiple-choice list, as a learner would."""
+
     def change(panel) -> str:
         chooser = panel.locator(".widget-select-multiple", has_text=label).locator("select")
         options = chooser.locator("option").all_inner_texts()
         assert len(options) >= 2
         chooser.select_option(label=options[:2])
         return f"{label}="
+
     return change
 
 
 def toggle(label: str):
     """Tick (or untick) a checkbox."""
+
     def change(panel) -> str:
         box = panel.locator(".widget-checkbox", has_text=label).locator("input[type=checkbox]")
         was = box.is_checked()
         box.click()
         return f"{label} {'off' if was else 'on'}"
+
     return change
 
 
 def slide_left(label: str):
     """Move a slider one step down with the keyboard (its handle has the focus after a click)."""
+
     def change(panel) -> str:
         slider = panel.locator(".widget-slider", has_text=label)
         before = slider.locator(".widget-readout").inner_text().strip()
@@ -42,6 +47,7 @@ def slide_left(label: str):
         after = slider.locator(".widget-readout").inner_text().strip()
         assert after != before, f"the slider {label!r} did not move"
         return f"{label}={after}"
+
     return change
 
 
@@ -52,8 +58,12 @@ CHAPTERS = [
     ("01_tensors/tensors_and_devices.ipynb", keep_two_choices("strategies"), None, None),
     ("02_eager_vs_graph/eager_vs_graph.ipynb", keep_two_choices("modes"), "max_width=", None),
     ("03_keras_fit/keras_fit.ipynb", slide_left("max N"), "max_spe=", None),
-    ("04_tf_data/tf_data_pipelines.ipynb", toggle("vectorized (batch first)"), "vectorized on",
-     "run 2: parallel + vectorized + cache before augment + prefetch: same as the naive pipeline: True"),
+    (
+        "04_tf_data/tf_data_pipelines.ipynb",
+        toggle("vectorized (batch first)"),
+        "vectorized on",
+        "run 2: parallel + vectorized + cache before augment + prefetch: same as the naive pipeline: True",
+    ),
     ("05_gpu_sync/gpu_sync_pitfalls.ipynb", keep_two_choices("loops"), "every=", None),
 ]
 
@@ -65,10 +75,12 @@ def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
     return status.inner_text()
 
 
-@pytest.mark.parametrize("notebook, change, parameter_name, printed", CHAPTERS,
-                         ids=[c[0].split("/")[0] for c in CHAPTERS])
-def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts, notebook, change, parameter_name,
-                                                    printed):
+@pytest.mark.parametrize(
+    "notebook, change, parameter_name, printed", CHAPTERS, ids=[c[0].split("/")[0] for c in CHAPTERS]
+)
+def test_experiment_panel_runs_twice_and_keeps_both(
+    page, learner_lab, artifacts, notebook, change, parameter_name, printed
+):
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing="ExperimentPanel(")
     nb.run_all_above(panel_cell)  # the setup cell first, then everything the panel needs
@@ -112,8 +124,11 @@ def test_experiment_panel_runs_twice_and_keeps_both(page, learner_lab, artifacts
 def test_a_check_cell_on_the_untouched_exercise_shows_a_short_message(page, learner_lab, artifacts):
     nb = NotebookPage(page, learner_lab, "01_tensors/tensors_and_devices.ipynb").open()
     nb.run(nb.index(grade_id="setup"))
-    for index in (nb.index(containing="import tensorflow as tf"), nb.index(grade_id="weighted_mean"),
-                  nb.index(grade_id="weighted_mean_tests")):
+    for index in (
+        nb.index(containing="import tensorflow as tf"),
+        nb.index(grade_id="weighted_mean"),
+        nb.index(grade_id="weighted_mean_tests"),
+    ):
         nb.run(index)
     check = nb.index(grade_id="weighted_mean_tests")
     nb.cell(check).scroll_into_view_if_needed()

@@ -61,7 +61,8 @@ def test_formgrader_lists_the_assignments_and_its_links_open_real_folders(page, 
             assert response.status == 200, href
             # the same folder as JupyterLab's file browser opens it (Formgrader inside JupyterLab)
             lab_path = href.removeprefix("/tree/")
-            listing = json.load(urllib.request.urlopen(
-                f"{instructor_lab.url}/api/contents/{lab_path}?token={TOKEN}", timeout=10))
+            listing = json.load(
+                urllib.request.urlopen(f"{instructor_lab.url}/api/contents/{lab_path}?token={TOKEN}", timeout=10)
+            )
             files = {item["name"] for item in listing["content"]}
             assert files == {p.name for p in (REPO / folder / name).iterdir() if p.suffix == ".ipynb"}

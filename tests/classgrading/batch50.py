@@ -37,17 +37,32 @@ def main() -> int:
         run = toy.grade(course, *extra, "--no-progress", timeout=3600)
         wall = time.monotonic() - started
         scores = toy.scores(course)
-        results[label] = {"wall_s": round(wall, 1), "rc": run.returncode, "output": run.stdout[-2000:],
-                          "all_graded": sorted(scores) == sorted(kinds),
-                          "wrong_scores": {s: scores.get(s) for s in kinds if scores.get(s) != wanted[s]},
-                          "gradebook_problems": toy.gradebook_problems(course), "scores": scores}
+        results[label] = {
+            "wall_s": round(wall, 1),
+            "rc": run.returncode,
+            "output": run.stdout[-2000:],
+            "all_graded": sorted(scores) == sorted(kinds),
+            "wrong_scores": {s: scores.get(s) for s in kinds if scores.get(s) != wanted[s]},
+            "gradebook_problems": toy.gradebook_problems(course),
+            "scores": scores,
+        }
         print(label, json.dumps({k: v for k, v in results[label].items() if k != "scores"}, indent=1), flush=True)
     same = results["jobs1"]["scores"] == results["jobs2"]["scores"]
-    print(json.dumps({"students": args.students, "same_scores_jobs1_jobs2": same,
-                      "jobs1_wall_s": results["jobs1"]["wall_s"], "jobs2_wall_s": results["jobs2"]["wall_s"],
-                      "kinds": {k: sum(v == k for v in kinds.values()) for k in toy.KINDS}}))
-    ok = same and all(r["rc"] == 0 and r["all_graded"] and not r["wrong_scores"] and not r["gradebook_problems"]
-                      for r in results.values())
+    print(
+        json.dumps(
+            {
+                "students": args.students,
+                "same_scores_jobs1_jobs2": same,
+                "jobs1_wall_s": results["jobs1"]["wall_s"],
+                "jobs2_wall_s": results["jobs2"]["wall_s"],
+                "kinds": {k: sum(v == k for v in kinds.values()) for k in toy.KINDS},
+            }
+        )
+    )
+    ok = same and all(
+        r["rc"] == 0 and r["all_graded"] and not r["wrong_scores"] and not r["gradebook_problems"]
+        for r in results.values()
+    )
     return 0 if ok else 1
 
 

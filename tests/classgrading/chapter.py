@@ -19,8 +19,13 @@ def make_course(root: Path, assignment: str, students: list[str]) -> Path:
     (root / "solutions").mkdir(parents=True)
     shutil.copytree(REPO / "solutions" / assignment, root / "solutions" / assignment)
     course = course_folders(root)
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], cwd=course,
-                   env=course_env(root), check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+        cwd=course,
+        env=course_env(root),
+        check=True,
+        capture_output=True,
+    )
     for source in (root / "solutions" / assignment).glob("*.ipynb"):
         reference = nbformat.read(source, as_version=4)
         for student in students:
@@ -31,6 +36,10 @@ def make_course(root: Path, assignment: str, students: list[str]) -> Path:
 
 
 def grade(course: Path, assignment: str, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfperf", "grade", assignment, "--course", str(course),
-                           "--no-progress", *args], env=course_env(course.parent), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tfperf", "grade", assignment, "--course", str(course), "--no-progress", *args],
+        env=course_env(course.parent),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -12,25 +12,33 @@ ASSIGNMENT = "toy"
 COURSE = "toy-course"
 # The toy's graded tests and their points: a student who passes a subset scores its sum, so each
 # subset (0..7) gives a different score and a lost or mixed-up grade cannot go unnoticed.
-TESTS = {"test_small": ("add(1, 2) == 3", 1), "test_negative": ("add(-5, 2) == -3", 2),
-         "test_strings": ("add('a', 'b') == 'ab'", 4)}
+TESTS = {
+    "test_small": ("add(1, 2) == 3", 1),
+    "test_negative": ("add(-5, 2) == -3", 2),
+    "test_strings": ("add('a', 'b') == 'ab'", 4),
+}
 CASES = {"test_small": ((1, 2), 3), "test_negative": ((-5, 2), -3), "test_strings": (("a", "b"), "ab")}
 STUDENTS = {f"learner{k}": k for k in range(8)}  # student id -> the subset of tests it passes, as bits
 
 
 def toy_source() -> nbformat.NotebookNode:
     def meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
-        nbgrader = {"grade_id": grade_id, "grade": grade, "solution": solution, "locked": locked,
-                    "schema_version": 3}
+        nbgrader = {"grade_id": grade_id, "grade": grade, "solution": solution, "locked": locked, "schema_version": 3}
         if points is not None:
             nbgrader["points"] = points
         return {"nbgrader": nbgrader}
 
-    cells = [nbformat.v4.new_markdown_cell("# Toy\nWrite `add(a, b)`.", metadata=meta("intro", locked=True)),
-             nbformat.v4.new_code_cell("def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
-                                       metadata=meta("answer", solution=True))]
-    cells += [nbformat.v4.new_code_cell(f"assert {check}", metadata=meta(name, grade=True, locked=True, points=points))
-              for name, (check, points) in TESTS.items()]
+    cells = [
+        nbformat.v4.new_markdown_cell("# Toy\nWrite `add(a, b)`.", metadata=meta("intro", locked=True)),
+        nbformat.v4.new_code_cell(
+            "def add(a, b):\n    ### BEGIN SOLUTION\n    return a + b\n    ### END SOLUTION",
+            metadata=meta("answer", solution=True),
+        ),
+    ]
+    cells += [
+        nbformat.v4.new_code_cell(f"assert {check}", metadata=meta(name, grade=True, locked=True, points=points))
+        for name, (check, points) in TESTS.items()
+    ]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return notebook
@@ -43,8 +51,13 @@ def answer_passing(bits: int) -> str:
 
 
 def nbgrader(course, *args):
-    return subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=course, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def finish(process, timeout=300) -> str:
@@ -71,7 +84,8 @@ def make_course(course, url):
         f"c.CourseDirectory.course_id = {COURSE!r}\n"
         f"c.CourseDirectory.db_url = {url!r}\n"
         "c.Execute.kernel_name = 'python3'\n"
-        "c.Execute.timeout = 60\n")
+        "c.Execute.timeout = 60\n"
+    )
 
 
 def submit(course, student, bits):
@@ -86,5 +100,3 @@ def submit(course, student, bits):
 
 def expected_scores(bits: int) -> dict[str, float]:
     return {name: float(points if bits >> i & 1 else 0) for i, (name, (_, points)) in enumerate(TESTS.items())}
-
-

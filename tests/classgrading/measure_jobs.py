@@ -28,12 +28,20 @@ def snapshot(course: Path, assignment: str) -> dict:
     out = {}
     for student in STUDENTS:
         entry = Ledger(course / "reports", assignment).read(student)
-        out[student] = {"score": f"{entry.score}/{entry.max_score}", "seconds": round(entry.seconds, 1),
-                        "speedups": {row["exercise"]: {"median": round(statistics.median(row["ratios"]), 2),
-                                                       "min": round(min(row["ratios"]), 2),
-                                                       "max": round(max(row["ratios"]), 2),
-                                                       "pairs": len(row["ratios"]), "target": row["target"]}
-                                     for row in entry.speedups}}
+        out[student] = {
+            "score": f"{entry.score}/{entry.max_score}",
+            "seconds": round(entry.seconds, 1),
+            "speedups": {
+                row["exercise"]: {
+                    "median": round(statistics.median(row["ratios"]), 2),
+                    "min": round(min(row["ratios"]), 2),
+                    "max": round(max(row["ratios"]), 2),
+                    "pairs": len(row["ratios"]),
+                    "target": row["target"],
+                }
+                for row in entry.speedups
+            },
+        }
     return out
 
 
@@ -50,8 +58,18 @@ def main() -> int:
             started = time.monotonic()
             result = chapter.grade(course, args.assignment, "--force", *extra)
             wall = time.monotonic() - started
-            print(json.dumps({"round": round_, "run": label, "rc": result.returncode, "wall_s": round(wall, 1),
-                              "students": snapshot(course, args.assignment)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "round": round_,
+                        "run": label,
+                        "rc": result.returncode,
+                        "wall_s": round(wall, 1),
+                        "students": snapshot(course, args.assignment),
+                    }
+                ),
+                flush=True,
+            )
             if result.returncode != 0:
                 print(result.stdout[-3000:], result.stderr[-3000:])
     return 0

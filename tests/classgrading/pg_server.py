@@ -27,8 +27,11 @@ SUPERUSER = "grader"  # the database role the tests connect as (password authent
 
 def find_binaries() -> Path | None:
     """The newest ``/usr/lib/postgresql/<version>/bin`` that has ``initdb`` and ``pg_ctl``, or None."""
-    found = [bindir for bindir in Path("/usr/lib/postgresql").glob("*/bin")
-             if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file()]
+    found = [
+        bindir
+        for bindir in Path("/usr/lib/postgresql").glob("*/bin")
+        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file()
+    ]
     return max(found, key=lambda bindir: int(bindir.parent.name), default=None) if found else None
 
 
@@ -58,16 +61,40 @@ class PostgresServer:
         if os.geteuid() == 0:
             shutil.chown(self.folder, SERVER_USER)
             shutil.chown(password_file, SERVER_USER)
-        self._run_as_server_user(str(self.bindir / "initdb"), "-D", str(data), "-U", SUPERUSER,
-                                 "--pwfile", str(password_file), "--auth", "scram-sha-256", "-E", "UTF8",
-                                 "--no-instructions")
+        self._run_as_server_user(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            SUPERUSER,
+            "--pwfile",
+            str(password_file),
+            "--auth",
+            "scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-instructions",
+        )
         for attempt in range(attempts):  # the free port may be taken between probing and binding it
             self.port = free_port()
-            options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.folder}"
-                       " -c max_connections=100 -c fsync=off")
+            options = (
+                f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.folder}"
+                " -c max_connections=100 -c fsync=off"
+            )
             try:
-                self._run_as_server_user(str(self.bindir / "pg_ctl"), "-D", str(data), "-l",
-                                         str(self.folder / "server.log"), "-o", options, "-w", "-t", "60", "start")
+                self._run_as_server_user(
+                    str(self.bindir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(self.folder / "server.log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                )
                 return
             except subprocess.CalledProcessError:
                 if attempt == attempts - 1:
@@ -84,8 +111,9 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         import psycopg
 
-        with psycopg.connect(host="127.0.0.1", port=self.port, user=SUPERUSER, password=self.password,
-                             dbname="postgres", autocommit=True) as connection:
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=SUPERUSER, password=self.password, dbname="postgres", autocommit=True
+        ) as connection:
             connection.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
@@ -110,13 +138,13 @@ def postgres():
     """A running server for the tests of one module (import this fixture into it)."""
     bindir = find_binaries()
     if bindir is None:
-        pytest.skip("PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are not installed: "
-                    "apt-get install postgresql (.ci/run does)")
+        pytest.skip(
+            "PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are not installed: "
+            "apt-get install postgresql (.ci/run does)"
+        )
     server = PostgresServer(bindir)
     try:
         server.start()
         yield server
     finally:
         server.stop()
-
-

@@ -40,50 +40,64 @@ class SlurmCluster:
         (self.folder / "state").mkdir()
         (self.folder / "spool").mkdir()
         host = socket.gethostname().split(".")[0]
-        self.conf.write_text("\n".join([
-            "ClusterName=tfperf-test",
-            f"SlurmctldHost={host}(127.0.0.1)",  # slurmctld must find its own host name here
-            "SlurmUser=root",
-            f"SlurmctldPort={free_port()}",
-            f"SlurmdPort={free_port()}",
-            f"StateSaveLocation={self.folder / 'state'}",
-            f"SlurmdSpoolDir={self.folder / 'spool'}",
-            f"SlurmctldPidFile={self.folder / 'slurmctld.pid'}",
-            f"SlurmdPidFile={self.folder / 'slurmd.pid'}",
-            f"SlurmctldLogFile={self.folder / 'slurmctld.log'}",
-            f"SlurmdLogFile={self.folder / 'slurmd.log'}",
-            "AuthType=auth/none",
-            "CredType=cred/none",
-            "MailProg=/bin/true",
-            "ProctrackType=proctrack/pgid",
-            "TaskPlugin=task/none",
-            "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_CPU",
-            "ReturnToService=2",
-            "MpiDefault=none",
-            "SwitchType=switch/none",
-            "JobAcctGatherType=jobacct_gather/none",
-            "AccountingStorageType=accounting_storage/none",
-            "SchedulerType=sched/builtin",
-            "MinJobAge=600",  # finished jobs stay visible to scontrol for the test
-            f"NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory=500"
-            " State=UNKNOWN",
-            f"PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
-        ]) + "\n")
+        self.conf.write_text(
+            "\n".join(
+                [
+                    "ClusterName=tfperf-test",
+                    f"SlurmctldHost={host}(127.0.0.1)",  # slurmctld must find its own host name here
+                    "SlurmUser=root",
+                    f"SlurmctldPort={free_port()}",
+                    f"SlurmdPort={free_port()}",
+                    f"StateSaveLocation={self.folder / 'state'}",
+                    f"SlurmdSpoolDir={self.folder / 'spool'}",
+                    f"SlurmctldPidFile={self.folder / 'slurmctld.pid'}",
+                    f"SlurmdPidFile={self.folder / 'slurmd.pid'}",
+                    f"SlurmctldLogFile={self.folder / 'slurmctld.log'}",
+                    f"SlurmdLogFile={self.folder / 'slurmd.log'}",
+                    "AuthType=auth/none",
+                    "CredType=cred/none",
+                    "MailProg=/bin/true",
+                    "ProctrackType=proctrack/pgid",
+                    "TaskPlugin=task/none",
+                    "SelectType=select/cons_tres",
+                    "SelectTypeParameters=CR_CPU",
+                    "ReturnToService=2",
+                    "MpiDefault=none",
+                    "SwitchType=switch/none",
+                    "JobAcctGatherType=jobacct_gather/none",
+                    "AccountingStorageType=accounting_storage/none",
+                    "SchedulerType=sched/builtin",
+                    "MinJobAge=600",  # finished jobs stay visible to scontrol for the test
+                    f"NodeName={NODE} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory=500"
+                    " State=UNKNOWN",
+                    f"PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
+                ]
+            )
+            + "\n"
+        )
 
     def client(self, *command: str) -> str:
-        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "SLURM_CONF": str(self.conf)},
-                              timeout=60)
+        done = subprocess.run(
+            command, capture_output=True, text=True, env={**os.environ, "SLURM_CONF": str(self.conf)}, timeout=60
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)}: {done.stderr.strip()}\n{self.logs()}")
         return done.stdout
 
     def start(self, timeout: float = 60) -> None:
         self.write_conf()
-        for command in (["slurmctld", "-D", "-i", "-f", str(self.conf)],
-                        ["slurmd", "-D", "-f", str(self.conf), "-N", NODE]):
-            self.daemons.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                 env={**os.environ, "SLURM_CONF": str(self.conf)}))
+        for command in (
+            ["slurmctld", "-D", "-i", "-f", str(self.conf)],
+            ["slurmd", "-D", "-f", str(self.conf), "-N", NODE],
+        ):
+            self.daemons.append(
+                subprocess.Popen(
+                    command,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env={**os.environ, "SLURM_CONF": str(self.conf)},
+                )
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if any(daemon.poll() is not None for daemon in self.daemons):
@@ -110,8 +124,9 @@ class SlurmCluster:
         return states
 
     def logs(self) -> str:
-        return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
-                         for path in sorted(self.folder.glob("*.log")))
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}" for path in sorted(self.folder.glob("*.log"))
+        )
 
     def stop(self) -> None:
         if self.daemons and all(daemon.poll() is None for daemon in self.daemons):

@@ -32,7 +32,7 @@ def test_smt_siblings_stay_in_one_set(tmp_path):
     assert any("take every core" in n for n in plan.notes)  # no core left over: a warning
     assert not cpusets.plan(3, 1, cpus=list(range(8)), gpus=[], sys_cpu=sys_cpu).notes
     sets = [set(s.cpus) for s in plan.slots]
-    assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:])
+    assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1 :])
 
 
 def test_never_more_jobs_than_disjoint_sets(tmp_path):
@@ -76,7 +76,8 @@ def test_a_grader_runs_pinned_to_its_slot(monkeypatch, with_taskset):
     elif not cpusets.has_taskset():
         pytest.skip("taskset is not installed")
     argv = slot.argv(PRINT_AFFINITY)
-    out = subprocess.run(argv, capture_output=True, text=True, check=True,
-                         preexec_fn=None if with_taskset else slot.pin).stdout
+    out = subprocess.run(
+        argv, capture_output=True, text=True, check=True, preexec_fn=None if with_taskset else slot.pin
+    ).stdout
     assert out.strip() == str([cpu])
     assert (argv[0] == "taskset") == with_taskset

@@ -30,8 +30,9 @@ pytestmark = pytest.mark.slow  # runs nbgrader
 
 def as_student(home, *args):
     env = dict(os.environ, JUPYTER_DATA_DIR=str(home / ".jupyter-data"))
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=home, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=home, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 

@@ -24,8 +24,12 @@ from tfperf.classgrading import cpusets
 from tfperf.classgrading.ledger import GRADED, Ledger
 
 GRADED_KINDS = ["reference", "wrong", "endless", "dead", "screened"]
-BAD = {"nonb": "missing notebook(s) toy.ipynb", "broken": "cannot be read as a notebook",
-       "mixup": "is not this assignment's notebook", "bad id!": "has characters other than"}
+BAD = {
+    "nonb": "missing notebook(s) toy.ipynb",
+    "broken": "cannot be read as a notebook",
+    "mixup": "is not this assignment's notebook",
+    "bad id!": "has characters other than",
+}
 
 
 def expected(kind: str) -> dict[str, float]:
@@ -60,9 +64,14 @@ def autograded_mtime(course, student):
 def interrupted(course):
     """Start grading, press Ctrl-C (SIGINT) once two students are done, then run the same command again."""
     # As from a terminal: SIGINT not ignored (a shell's background job, e.g. this test run with `&`, ignores it)
-    process = subprocess.Popen(toy.grade_argv(course), env=toy.course_env(course.parent), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        toy.grade_argv(course),
+        env=toy.course_env(course.parent),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 400
     while len(graded_entries(course)) < 2 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -72,8 +81,13 @@ def interrupted(course):
     done = graded_entries(course)
     before = {s: (e.graded_at, autograded_mtime(course, s)) for s, e in done.items()}
     second = toy.grade(course)
-    return {"first_rc": process.returncode, "first_output": first_output, "first_summary": first_summary,
-            "done_first": before, "second": second}
+    return {
+        "first_rc": process.returncode,
+        "first_output": first_output,
+        "first_summary": first_summary,
+        "done_first": before,
+        "second": second,
+    }
 
 
 def test_an_interrupted_run_loses_nothing_and_grades_nothing_twice(course, interrupted):
@@ -135,8 +149,9 @@ def test_feedback_grades_csv_and_report(course, interrupted):
 def test_a_changed_submission_from_zip_collect_is_graded_again_and_nobody_else(course, interrupted):
     archive = course / "downloaded" / toy.ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
-    nbformat.write(toy.variant("reference", toy.released(course)),
-                   archive / "toy_wrong_attempt_2026-11-23-01-00-00_toy.ipynb")
+    nbformat.write(
+        toy.variant("reference", toy.released(course)), archive / "toy_wrong_attempt_2026-11-23-01-00-00_toy.ipynb"
+    )
     before = graded_entries(course)
     result = toy.grade(course, "--zip-collect")
     assert result.returncode == 0, result.stdout + result.stderr

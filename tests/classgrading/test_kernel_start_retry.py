@@ -48,7 +48,9 @@ def test_a_kernel_that_never_started_is_started_again_once(toy_course):
     assert done.returncode == 0, done.stdout + done.stderr
     entry = Ledger(toy_course / "reports", toy.ASSIGNMENT).read("ann")
     assert entry.status == GRADED and counter.read_text() == "0"
-    assert toy.scores(toy_course)["ann"] == dict(zip(("check_square", "check_total"), map(float, toy.EXPECTED["reference"])))
+    assert toy.scores(toy_course)["ann"] == dict(
+        zip(("check_square", "check_total"), map(float, toy.EXPECTED["reference"]))
+    )
     assert ["kernel start retried", f"nbgrader autograde: {batch.KERNEL_NEVER_STARTED}"] in entry.anomalies
     assert attempts(toy_course, "ann") == 2
 

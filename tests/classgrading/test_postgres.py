@@ -50,8 +50,10 @@ def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp
     # One autograde process per student, all at once, as `tfperf grade --jobs N` and a Slurm array do;
     # they name the gradebook on the command line, as those do.
     started = time.monotonic()
-    graders = {student: nbgrader(course, "autograde", ASSIGNMENT, "--student", student,
-                                 f"--CourseDirectory.db_url={url}") for student in STUDENTS}
+    graders = {
+        student: nbgrader(course, "autograde", ASSIGNMENT, "--student", student, f"--CourseDirectory.db_url={url}")
+        for student in STUDENTS
+    }
     outputs = {student: finish(process) for student, process in graders.items()}
     wall = time.monotonic() - started
     print(f"{len(STUDENTS)} autograde processes at once: {wall:.1f} s wall")
@@ -73,7 +75,8 @@ def test_parallel_autograde_processes_share_one_postgres_gradebook(postgres, tmp
     with open(tmp_path / "grades.csv", newline="") as exported:
         rows = {row["student_id"]: row for row in csv.DictReader(exported)}
     assert {student: float(rows[student]["score"]) for student in STUDENTS} == {
-        student: float(bits) for student, bits in STUDENTS.items()}
+        student: float(bits) for student, bits in STUDENTS.items()
+    }
 
 
 @pytest.mark.slow

@@ -6,21 +6,40 @@ from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, Entry
 
 def entry(student, cells, *, speed=None, failures=(), anomalies=(), status=GRADED, problems=()):
     score = sum(s for s, _ in cells.values())
-    return Entry(student, "toy", "c", status, score=score, max_score=sum(m for _, m in cells.values()),
-                 cells={k: list(v) for k, v in cells.items()}, failures=[list(f) for f in failures],
-                 anomalies=[list(a) for a in anomalies], problems=list(problems),
-                 speedups=[{"exercise": "ex1", "ratios": speed, "target": 2.0}] if speed else [])
+    return Entry(
+        student,
+        "toy",
+        "c",
+        status,
+        score=score,
+        max_score=sum(m for _, m in cells.values()),
+        cells={k: list(v) for k, v in cells.items()},
+        failures=[list(f) for f in failures],
+        anomalies=[list(a) for a in anomalies],
+        problems=list(problems),
+        speedups=[{"exercise": "ex1", "ratios": speed, "target": 2.0}] if speed else [],
+    )
 
 
 ENTRIES = [
     entry("reference", {"t1": (2, 2), "t2": (3, 3)}, speed=[4.0, 4.2, 3.9]),
     entry("ann", {"t1": (2, 2), "t2": (3, 3)}, speed=[3.5, 3.6, 3.4]),
-    entry("bob", {"t1": (0, 2), "t2": (3, 3)}, speed=[20.0, 21.0, 19.0],
-          failures=[("t1", "AssertionError: square(3) returned 6, expected 9")]),
-    entry("cat", {"t1": (0, 2), "t2": (0, 3)}, speed=[1.1, 1.2, 1.0],
-          failures=[("t1", "AssertionError: square(3) returned 7, expected 9"),
-                    ("t2", "GradingFailure: speedup 1.1x, expected 2x")],
-          anomalies=[("kernel lost", "toy: the kernel stopped"), ("locked cell changed", "toy: t2's checksum changed")]),
+    entry(
+        "bob",
+        {"t1": (0, 2), "t2": (3, 3)},
+        speed=[20.0, 21.0, 19.0],
+        failures=[("t1", "AssertionError: square(3) returned 6, expected 9")],
+    ),
+    entry(
+        "cat",
+        {"t1": (0, 2), "t2": (0, 3)},
+        speed=[1.1, 1.2, 1.0],
+        failures=[
+            ("t1", "AssertionError: square(3) returned 7, expected 9"),
+            ("t2", "GradingFailure: speedup 1.1x, expected 2x"),
+        ],
+        anomalies=[("kernel lost", "toy: the kernel stopped"), ("locked cell changed", "toy: t2's checksum changed")],
+    ),
     entry("dan", {}, status=REJECTED, problems=["missing notebook(s) toy.ipynb (no notebook found)"]),
     entry("eve", {}, status=FAILED, problems=["nbgrader autograde failed (exit 1): boom"]),
 ]
@@ -31,8 +50,12 @@ def test_anomalies_name_the_student_and_the_reason():
     kinds = {(s, k) for s, k, _ in found}
     assert ("bob", "speedup far beyond the reference") in kinds  # 20x against the reference's 4x
     assert not any(s == "ann" for s, _, _ in found)
-    assert {("cat", "kernel lost"), ("cat", "locked cell changed"), ("dan", "rejected"),
-            ("eve", "grading failed")} <= kinds
+    assert {
+        ("cat", "kernel lost"),
+        ("cat", "locked cell changed"),
+        ("dan", "rejected"),
+        ("eve", "grading failed"),
+    } <= kinds
 
 
 def test_reference_falls_back_to_the_class_median():

@@ -30,11 +30,13 @@ def sbatch_options(script):
 def recorder(tmp_path):
     """A stand-in for the grading command that records its arguments and folder, one JSON line per call."""
     path = tmp_path / "record.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import json, os, sys
-        with open({str(tmp_path / 'calls.jsonl')!r}, "a") as calls:
+        with open({str(tmp_path / "calls.jsonl")!r}, "a") as calls:
             calls.write(json.dumps({{"args": sys.argv[1:], "cwd": os.getcwd()}}) + "\\n")
-        """))
+        """)
+    )
     return [sys.executable, str(path)]
 
 
@@ -46,8 +48,15 @@ def run_task(script, task_id, **env):
 
 
 def test_one_task_per_chunk_on_an_exclusive_node(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path / "course", tmp_path / "slurm" / JOB_NAME,
-                                   db_url=DB_URL, chunk=2, extra_sbatch=["--partition=grading", "--time=01:00:00"])
+    script = slurm.write_array_job(
+        ASSIGNMENT,
+        STUDENTS,
+        tmp_path / "course",
+        tmp_path / "slurm" / JOB_NAME,
+        db_url=DB_URL,
+        chunk=2,
+        extra_sbatch=["--partition=grading", "--time=01:00:00"],
+    )
     assert script == tmp_path / "slurm" / JOB_NAME
     options = sbatch_options(script)
     assert "--array=0-2" in options  # 5 students in chunks of 2
@@ -64,8 +73,16 @@ def test_one_task_per_chunk_on_an_exclusive_node(tmp_path):
 
 
 def test_one_gpu_per_task(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None,
-                                   gpus_per_task=1, exclusive=False, max_running=4)
+    script = slurm.write_array_job(
+        ASSIGNMENT,
+        STUDENTS,
+        tmp_path,
+        tmp_path / "slurm" / JOB_NAME,
+        db_url=None,
+        gpus_per_task=1,
+        exclusive=False,
+        max_running=4,
+    )
     options = sbatch_options(script)
     assert "--gres=gpu:1" in options and "--exclusive" not in options
     assert "--array=0-4%4" in options  # at most 4 at once: one per GPU of a 4-GPU node
@@ -75,22 +92,34 @@ def test_one_gpu_per_task(tmp_path):
 def test_each_task_grades_its_own_chunk(tmp_path):
     course = tmp_path / "course"
     course.mkdir()
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, course, tmp_path / "slurm" / JOB_NAME, db_url=DB_URL, chunk=2,
-                                   command=recorder(tmp_path))
+    script = slurm.write_array_job(
+        ASSIGNMENT, STUDENTS, course, tmp_path / "slurm" / JOB_NAME, db_url=DB_URL, chunk=2, command=recorder(tmp_path)
+    )
     for task in range(3):
         done = run_task(script, task)
         assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert [call["args"] for call in calls] == [
-        [ASSIGNMENT, "--students", *STUDENTS[start:start + 2], "--course", str(course), "--db-url", DB_URL,
-         "--jobs", "1"]
-        for start in (0, 2, 4)]
+        [
+            ASSIGNMENT,
+            "--students",
+            *STUDENTS[start : start + 2],
+            "--course",
+            str(course),
+            "--db-url",
+            DB_URL,
+            "--jobs",
+            "1",
+        ]
+        for start in (0, 2, 4)
+    ]
     assert {call["cwd"] for call in calls} == {str(course)}
 
 
 def test_a_task_outside_slurm_or_past_the_list_refuses(tmp_path):
-    script = slurm.write_array_job(ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, chunk=2,
-                                   command=recorder(tmp_path))
+    script = slurm.write_array_job(
+        ASSIGNMENT, STUDENTS, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, chunk=2, command=recorder(tmp_path)
+    )
     done = run_task(script, None)
     assert done.returncode != 0 and "SLURM_ARRAY_TASK_ID" in done.stderr
     done = run_task(script, 3)
@@ -98,18 +127,28 @@ def test_a_task_outside_slurm_or_past_the_list_refuses(tmp_path):
     assert not (tmp_path / "calls.jsonl").exists()
 
 
-@pytest.mark.parametrize("students, chunk, problem", [
-    ([], 1, "no students"), (["a", "a"], 1, "listed twice"), (["a\nb"], 1, "one a line"), ([" a"], 1, "one a line"),
-    (["a"], 0, "chunk must be")])
+@pytest.mark.parametrize(
+    "students, chunk, problem",
+    [
+        ([], 1, "no students"),
+        (["a", "a"], 1, "listed twice"),
+        (["a\nb"], 1, "one a line"),
+        ([" a"], 1, "one a line"),
+        (["a"], 0, "chunk must be"),
+    ],
+)
 def test_bad_lists_are_refused(tmp_path, students, chunk, problem):
     with pytest.raises(ValueError, match=problem):
         slurm.write_array_job(ASSIGNMENT, students, tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, chunk=chunk)
 
 
 def test_bad_settings_are_refused(tmp_path):
-    for settings, problem in (({"max_running": 0}, "max_running"), ({"gpus_per_task": -1}, "gpus_per_task"),
-                              ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines"),
-                              ({"grade_args": ["--force\nrm -rf ~"]}, "cannot span lines")):
+    for settings, problem in (
+        ({"max_running": 0}, "max_running"),
+        ({"gpus_per_task": -1}, "gpus_per_task"),
+        ({"extra_sbatch": ["--time=1\n#SBATCH --x"]}, "cannot span lines"),
+        ({"grade_args": ["--force\nrm -rf ~"]}, "cannot span lines"),
+    ):
         with pytest.raises(ValueError, match=problem):
             slurm.write_array_job(ASSIGNMENT, ["a"], tmp_path, tmp_path / "slurm" / JOB_NAME, db_url=None, **settings)
     with pytest.raises(ValueError, match="not an assignment"):
@@ -140,13 +179,33 @@ def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request,
     for name in ("JUPYTER_PATH", "PYTHONPATH"):
         monkeypatch.setenv(name, environment[name])  # sbatch hands the submitter's environment to the tasks
     # The gradebook's tables are made once, before graders run side by side (docs/instructors.md).
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", toy.ASSIGNMENT, "--force",
-                           f"--CourseDirectory.db_url={url}"], cwd=course, env=environment, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "generate_assignment",
+            toy.ASSIGNMENT,
+            "--force",
+            f"--CourseDirectory.db_url={url}",
+        ],
+        cwd=course,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
-    script = slurm.write_array_job(toy.ASSIGNMENT, list(kinds), course, tmp_path / "slurm" / "grade-toy.sbatch",
-                                   db_url=url, chunk=2, exclusive=False)
+    script = slurm.write_array_job(
+        toy.ASSIGNMENT,
+        list(kinds),
+        course,
+        tmp_path / "slurm" / "grade-toy.sbatch",
+        db_url=url,
+        chunk=2,
+        exclusive=False,
+    )
     job = slurm.submit(script)
     states = slurm_cluster.wait(job, timeout=400)
     logs = {path.name: path.read_text() for path in (tmp_path / "slurm" / "logs").iterdir()}
@@ -154,7 +213,11 @@ def test_the_grade_command_in_real_slurm_tasks(slurm_cluster, postgres, request,
 
     course_id = "tf-gpu-performance"  # autograde/nbgrader_config.py's
     with Gradebook(url, course_id) as gradebook:
-        got = {s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
-               for s in gradebook.assignment_submissions(toy.ASSIGNMENT)}
-    assert got == {student: dict(zip(("check_square", "check_total"), map(float, toy.EXPECTED[kind])))
-                   for student, kind in kinds.items()}, logs
+        got = {
+            s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
+            for s in gradebook.assignment_submissions(toy.ASSIGNMENT)
+        }
+    assert got == {
+        student: dict(zip(("check_square", "check_total"), map(float, toy.EXPECTED[kind])))
+        for student, kind in kinds.items()
+    }, logs

@@ -31,9 +31,29 @@ def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
 
     for student in ("ann", "bob", "cy"):
         toy.submit(toy_course, student, toy.variant("reference", toy.released(toy_course)))
-    code = cli.main(["grade", toy.ASSIGNMENT, "--course", str(toy_course), "--slurm", "--db-url", "postgresql://x/y",
-                     "--force", "--execute-timeout", "300", "--cores-per-job", "2", "--chunk", "2",
-                     "--gpus-per-task", "1", "--max-running", "4", "--sbatch=--partition=gpu"])
+    code = cli.main(
+        [
+            "grade",
+            toy.ASSIGNMENT,
+            "--course",
+            str(toy_course),
+            "--slurm",
+            "--db-url",
+            "postgresql://x/y",
+            "--force",
+            "--execute-timeout",
+            "300",
+            "--cores-per-job",
+            "2",
+            "--chunk",
+            "2",
+            "--gpus-per-task",
+            "1",
+            "--max-running",
+            "4",
+            "--sbatch=--partition=gpu",
+        ]
+    )
     assert code == 0
     script = (toy_course / "slurm" / f"grade-{toy.ASSIGNMENT}.sbatch").read_text().splitlines()
     options = [line.removeprefix("#SBATCH ") for line in script if line.startswith("#SBATCH ")]
@@ -43,8 +63,9 @@ def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
     assert command[command.index("--db-url") + 1] == "postgresql://x/y"
 
 
-@pytest.mark.parametrize("flag", [["--chunk", "2"], ["--gpus-per-task", "1"], ["--max-running", "3"],
-                                  ["--sbatch=--partition=gpu"]])
+@pytest.mark.parametrize(
+    "flag", [["--chunk", "2"], ["--gpus-per-task", "1"], ["--max-running", "3"], ["--sbatch=--partition=gpu"]]
+)
 def test_slurm_options_need_slurm(toy_course, flag):
     with pytest.raises(SystemExit) as raised:
         cli.main(["grade", toy.ASSIGNMENT, "--course", str(toy_course), *flag])

@@ -36,7 +36,10 @@ def test_each_bad_submission_says_why(toy_template, cells, tmp_path):
     cases = {
         "missing": ({"notes.txt": "I forgot"}, "missing notebook(s) toy.ipynb (no notebook found)"),
         "renamed": ({"Toy (1).ipynb": reference}, "missing notebook(s) toy.ipynb (found: Toy (1).ipynb)"),
-        "invalid": ({toy.NOTEBOOK: '{"cells": [ truncated'}, "toy.ipynb cannot be read as a notebook (NotJSONError: Notebook does not appear to be JSON"),
+        "invalid": (
+            {toy.NOTEBOOK: '{"cells": [ truncated'},
+            "toy.ipynb cannot be read as a notebook (NotJSONError: Notebook does not appear to be JSON",
+        ),
         "other": ({toy.NOTEBOOK: toy.other_assignment_notebook()}, "its cells are other's"),
     }
     for name, (files, reason) in cases.items():

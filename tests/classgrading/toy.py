@@ -32,24 +32,24 @@ def _meta(grade_id: str, *, solution=False, grade=False, locked=False, points=No
     return {"nbgrader": meta}
 
 
-GIVEN = '''\
+GIVEN = """\
 def slow_total(n):
     total = 0
     for i in range(n):
         total += i
-    return total'''
+    return total"""
 
-SQUARE = '''\
+SQUARE = """\
 def square(x):
     ### BEGIN SOLUTION
     return x * x
-    ### END SOLUTION'''
+    ### END SOLUTION"""
 
-TOTAL = '''\
+TOTAL = """\
 def fast_total(n):
     ### BEGIN SOLUTION
     return n * (n - 1) // 2
-    ### END SOLUTION'''
+    ### END SOLUTION"""
 
 CHECK_SQUARE = '''\
 assert square(3) == 9, f"square(3) returned {square(3)}, expected 9"
@@ -102,26 +102,41 @@ def variant(kind: str, released: nbformat.NotebookNode) -> nbformat.NotebookNode
     if kind == "endless":
         return with_answer(reference, "answer_total", "def fast_total(n):\n    while True:\n        pass")
     if kind == "screened":  # an answer that reads the environment: the static screen zeroes its exercise
-        return with_answer(reference, "answer_square",
-                           "import os\nHOME = os.environ.get('HOME')\ndef square(x):\n    return x * x")
+        return with_answer(
+            reference, "answer_square", "import os\nHOME = os.environ.get('HOME')\ndef square(x):\n    return x * x"
+        )
     if kind == "dead":
-        return with_answer(reference, "answer_square",
-                           "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\ndef square(x):\n    return x * x")
+        return with_answer(
+            reference,
+            "answer_square",
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\ndef square(x):\n    return x * x",
+        )
     raise ValueError(kind)
 
 
 #: Points each kind scores: (check_square, check_total).
-EXPECTED = {"reference": (2, 3), "wrong": (0, 3), "crashing": (2, 0), "endless": (2, 0), "dead": (0, 0),
-            "untouched": (0, 0), "screened": (0, 3)}
+EXPECTED = {
+    "reference": (2, 3),
+    "wrong": (0, 3),
+    "crashing": (2, 0),
+    "endless": (2, 0),
+    "dead": (0, 0),
+    "untouched": (0, 0),
+    "screened": (0, 3),
+}
 KINDS = list(EXPECTED)
 
 
 def other_assignment_notebook() -> nbformat.NotebookNode:
     """The notebook of a second assignment (``OTHER``): none of the toy's cells."""
     nb = new_notebook()
-    nb.cells = [new_code_cell("def cube(x):\n    ### BEGIN SOLUTION\n    return x ** 3\n    ### END SOLUTION",
-                              metadata=_meta("answer_cube", solution=True)),
-                new_code_cell("assert cube(2) == 8", metadata=_meta("check_cube", grade=True, locked=True, points=1))]
+    nb.cells = [
+        new_code_cell(
+            "def cube(x):\n    ### BEGIN SOLUTION\n    return x ** 3\n    ### END SOLUTION",
+            metadata=_meta("answer_cube", solution=True),
+        ),
+        new_code_cell("assert cube(2) == 8", metadata=_meta("check_cube", grade=True, locked=True, points=1)),
+    ]
     return nb
 
 
@@ -141,8 +156,11 @@ def course_folders(root: Path) -> Path:
     course = root / "autograde"
     course.mkdir()
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", course)
-    subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "tfperf.autograding.sandbox", "install", "--prefix", str(root / "jupyter")],
+        check=True,
+        capture_output=True,
+    )
     return course
 
 
@@ -154,20 +172,36 @@ def make_course(root: Path) -> Path:
     (root / "solutions" / OTHER).mkdir()
     nbformat.write(other_assignment_notebook(), root / "solutions" / OTHER / "other.ipynb")
     for assignment in (ASSIGNMENT, OTHER):
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"], cwd=course,
-                       env=course_env(root), check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+            cwd=course,
+            env=course_env(root),
+            check=True,
+            capture_output=True,
+        )
     return course
 
 
 def grade(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """``python -m tfperf grade toy --course COURSE ARGS`` with a 5 s cell time limit."""
-    return subprocess.run(grade_argv(course, *args), env=course_env(course.parent), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        grade_argv(course, *args), env=course_env(course.parent), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def grade_argv(course: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "tfperf", "grade", ASSIGNMENT, "--course", str(course), "--execute-timeout", "5",
-            *args]
+    return [
+        sys.executable,
+        "-m",
+        "tfperf",
+        "grade",
+        ASSIGNMENT,
+        "--course",
+        str(course),
+        "--execute-timeout",
+        "5",
+        *args,
+    ]
 
 
 def scores(course: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, float]]:
@@ -175,8 +209,10 @@ def scores(course: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, fl
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
-                for s in gb.assignment_submissions(assignment)}
+        return {
+            s.student.id: {g.name: g.score for nb in s.notebooks for g in nb.grades}
+            for s in gb.assignment_submissions(assignment)
+        }
 
 
 def gradebook_problems(course: Path, assignment: str = ASSIGNMENT) -> list[str]:

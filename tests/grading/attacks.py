@@ -20,16 +20,18 @@ MARKER = "TAMPERED"
 # score full points.
 ANSWER_PORT = 48123
 
-_FIND_COURSE = '''
+_FIND_COURSE = """
 import pathlib
 course = next(f for f in pathlib.Path.cwd().parents if (f / "gradebook.db").exists())
 book = course / "gradebook.db"
-'''
+"""
 
 
 def writes_the_gradebook(wrong_answer: str) -> str:
     """Full marks written into the gradebook: with sqlite, through a symlink, or by replacing the file."""
-    return _FIND_COURSE + f'''
+    return (
+        _FIND_COURSE
+        + f'''
 import sqlite3
 def full_marks(path):
     with sqlite3.connect(path) as db:
@@ -45,12 +47,16 @@ for attempt in (
         attempt()
     except Exception as error:
         print("refused:", type(error).__name__)
-''' + wrong_answer
+'''
+        + wrong_answer
+    )
 
 
 def overwrites_the_course(wrong_answer: str) -> str:
     """The instructor's notebooks, the configuration, the other students' work, the home folder."""
-    return _FIND_COURSE + f'''
+    return (
+        _FIND_COURSE
+        + f'''
 import os, pwd
 targets = [*course.parent.glob("solutions/*/*.ipynb"), *course.parent.glob("notebooks/*/*.ipynb"),
            course / "nbgrader_config.py", *course.glob("submitted/*/*/*.ipynb"),
@@ -61,12 +67,15 @@ for target in targets:
         target.write_text("{MARKER}")
     except OSError as error:
         print("refused:", target.name, type(error).__name__)
-''' + wrong_answer
+'''
+        + wrong_answer
+    )
 
 
 def fetches_the_answer(grade_id: str, wrong_answer: str) -> str:
     """The right answer fetched over the network (the round trip serves it on the host's loopback)."""
-    return f'''
+    return (
+        f'''
 import socket
 for host in ("127.0.0.1", "localhost", "::1", "pypi.org"):
     try:
@@ -77,12 +86,16 @@ for host in ("127.0.0.1", "localhost", "::1", "pypi.org"):
     except OSError as error:
         print("no network:", host, type(error).__name__)
 else:
-''' + textwrap.indent(wrong_answer.strip(), "    ") + "\n"
+'''
+        + textwrap.indent(wrong_answer.strip(), "    ")
+        + "\n"
+    )
 
 
 def spawns_a_shell(wrong_answer: str) -> str:
     """A shell that looks for the grader to kill it and writes beside the gradebook."""
-    return f'''
+    return (
+        f'''
 import subprocess
 script = r"""
 for p in /proc/[0-9]*; do
@@ -92,7 +105,9 @@ touch ../../../{MARKER} ../../../../{MARKER} /tmp/{MARKER}
 ls /tmp
 """
 print(subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True))
-''' + wrong_answer
+'''
+        + wrong_answer
+    )
 
 
 def reference_source(assignment: str, grade_id: str) -> str:

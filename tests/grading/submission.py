@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from tfperf import recheck
+from tfperf.autograding import recheck
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,15 @@ class PackedSubmission:
         return {k: v for m in self.members for k, v in m.expected.items()}
 
     def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
-        merged = Submission(self.student_id, self.edits(),
-                            locked_edits={k: v for m in self.members for k, v in m.locked_edits.items()},
-                            metadata_edits={k: v for m in self.members for k, v in m.metadata_edits.items()},
-                            without_notebook=any(m.without_notebook for m in self.members))
+        merged = Submission(
+            self.student_id,
+            self.edits(),
+            locked_edits={k: v for m in self.members for k, v in m.locked_edits.items()},
+            metadata_edits={k: v for m in self.members for k, v in m.metadata_edits.items()},
+            without_notebook=any(m.without_notebook for m in self.members),
+        )
         nb = merged.notebook(reference)
         return None if nb is None else without_demonstrations(nb)
-
 
     def accepts(self, candidate: Submission) -> bool:
         """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
@@ -112,6 +114,7 @@ class PackedSubmission:
         touched = set().union(*(m.touched for m in self.members))
         claims = set().union(*(m.claims for m in self.members))
         return not (candidate.touched & touched or candidate.claims & claims)
+
 
 def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """``nb`` with its demonstration cells (code cells that nbgrader does not track) cut down to their
@@ -123,7 +126,6 @@ def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.source = recheck.imports_only(cell.source)
             cell.outputs = []
     return nb
-
 
 
 def pack(submissions: list[Submission]) -> list[PackedSubmission]:

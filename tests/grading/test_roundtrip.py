@@ -5,7 +5,7 @@ reference solution, the untouched student version and the chapter's plausible an
 (tests/grading/submissions/<assignment>.py; answers to different exercises are packed
 into one student); then generate feedback and export grades.
 
-Grading runs in the sandboxed kernel (tfperf.sandbox), installed for this course only.
+Grading runs in the sandboxed kernel (tfperf.autograding.sandbox), installed for this course only.
 The course lies outside /tmp (which the sandbox replaces by its own), so the answers that
 try to write the gradebook or the course see them, read-only (tests/grading/attacks.py).
 """
@@ -57,8 +57,9 @@ def submissions_for(assignment: str):
 def nbgrader(course: Path, *args: str, slot: cpusets.Slot) -> subprocess.CompletedProcess:
     """Run nbgrader in `course`, pinned (with every kernel it starts) to `slot`'s CPUs and GPU."""
     env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"), **slot.env())
-    result = subprocess.run(["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800,
-                            preexec_fn=slot.pin)
+    result = subprocess.run(
+        ["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=slot.pin
+    )
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
     (course.parent / "logs" / f"{'-'.join(args[:2])}.log").write_text(result.stdout + result.stderr)
@@ -92,17 +93,25 @@ def answer_server(answers: dict[str, str]):
 
 def fingerprint(root: Path) -> dict[str, str]:
     """Content hash of every file of the course that grading must not change."""
-    files = [*root.glob("solutions/**/*"), *root.glob("notebooks/**/*"), *root.glob("autograde/submitted/**/*"),
-             root / "autograde" / "nbgrader_config.py"]
+    files = [
+        *root.glob("solutions/**/*"),
+        *root.glob("notebooks/**/*"),
+        *root.glob("autograde/submitted/**/*"),
+        root / "autograde" / "nbgrader_config.py",
+    ]
     return {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()}
-
 
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds to grade one notebook of an assignment, to balance the lanes: measured in a round trip
 #: on an otherwise idle 2-core machine, one core a lane (2026-11-23, .ci/run).
-NOTEBOOK_COST = {"01_tensors": 20.0, "02_eager_vs_graph": 16.0, "03_keras_fit": 32.0, "04_tf_data": 33.0,
-                 "05_gpu_sync": 14.5}
+NOTEBOOK_COST = {
+    "01_tensors": 20.0,
+    "02_eager_vs_graph": 16.0,
+    "03_keras_fit": 32.0,
+    "04_tf_data": 33.0,
+    "05_gpu_sync": 14.5,
+}
 
 
 def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
@@ -158,8 +167,11 @@ def reference_answers() -> dict[str, str]:
     answers = {}
     for source in (REPO / "solutions").glob("*/*.ipynb"):
         reference = nbformat.read(source, as_version=4)
-        answers |= {c.metadata["nbgrader"]["grade_id"]: c.source for c in reference.cells
-                    if c.metadata.get("nbgrader", {}).get("solution")}
+        answers |= {
+            c.metadata["nbgrader"]["grade_id"]: c.source
+            for c in reference.cells
+            if c.metadata.get("nbgrader", {}).get("solution")
+        }
     return answers
 
 
@@ -194,7 +206,9 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
     (root / "notebooks").mkdir()
     (root / "autograde").mkdir()
     shutil.copy(REPO / "autograde" / "nbgrader_config.py", root / "autograde")
-    subprocess.run([sys.executable, "-m", "tfperf.sandbox", "install", "--prefix", str(root / "jupyter")], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "tfperf.autograding.sandbox", "install", "--prefix", str(root / "jupyter")], check=True
+    )
     course = root / "autograde"
     (root / "logs").mkdir()
     (root / "logs" / "slot.txt").write_text(slot.describe())
@@ -218,7 +232,8 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
         # (a lane has one core of it).
         nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", slot=slot)
         (root / "logs" / f"changed-{assignment}.txt").write_text(
-            "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v)))
+            "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v))
+        )
         nbgrader(course, "generate_feedback", assignment, "--force", slot=slot)
     nbgrader(course, "export", slot=slot)
 
@@ -255,8 +270,12 @@ def test_grading_left_the_course_and_gradebook_intact(graded_course):
         assert (logs / f"changed-{assignment}.txt").read_text() == "", assignment
     top = graded_course.all_roots()[0].parent
     assert (top / "served.txt").read_text() == ""
-    markers = [p for root in graded_course.all_roots() for p in root.rglob(attacks.MARKER)
-               if root / "autograde" / "autograded" not in p.parents]
+    markers = [
+        p
+        for root in graded_course.all_roots()
+        for p in root.rglob(attacks.MARKER)
+        if root / "autograde" / "autograded" not in p.parents
+    ]
     markers += [p for p in (Path("/etc") / attacks.MARKER, Path.home() / attacks.MARKER) if p.exists()]
     assert not markers, markers
 
@@ -316,8 +335,11 @@ def test_plausible_answers_score_what_they_deserve(graded_course, assignment, su
 @pytest.mark.parametrize("assignment", assignments())
 def test_feedback_and_export(graded_course, assignment):
     course = graded_course.root(assignment) / "autograde"
-    students = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment))
-                                            if not any(m.without_notebook for m in p.members))]
+    students = [
+        "reference",
+        "untouched",
+        *(p.student_id for p in pack(submissions_for(assignment)) if not any(m.without_notebook for m in p.members)),
+    ]
     for student in students:
         assert list((course / "feedback" / student / assignment).glob("*.html")), student
     with open(course / "grades.csv", newline="") as f:

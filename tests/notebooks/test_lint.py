@@ -1,4 +1,4 @@
-"""The notebook lint (tfperf.nblint): each rule catches what it names, and every chapter passes it."""
+"""The notebook lint (tfperf.authoring.nblint): each rule catches what it names, and every chapter passes it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tests.conftest import REPO, assignments
-from tfperf import authoring, nblint
+from tfperf.authoring import nblint
+from tfperf.authoring import notebooks as authoring
 
 SETUP = "from tfperf import course\ninfo = course.start()"
 TARGETS = {"09_demo.fast": {"cpu": 2.0, "gpu": 2.0}, "09_demo.cpu_only": {"cpu": 2.0}}

@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.conftest import REPO, assignments
-from tfperf import authoring
+from tfperf.authoring import notebooks as authoring
 
 
 def test_notebooks_in_git_carry_no_outputs_and_are_normalized():
@@ -53,7 +53,9 @@ def test_solution_executes_top_to_bottom_at_ci_size(assignment, monkeypatch):
     monkeypatch.setenv("TFPERF_SIZE", "ci")
     for path in (REPO / "solutions" / assignment).glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        ).execute()
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue

@@ -54,8 +54,13 @@ def test_scripts_are_executable_bash_that_parses(name):
 def test_start_ends_by_running_its_command_with_the_learner_settings(tmp_path):
     lines = [line for line in (BINDER / "start").read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert lines[-1] == 'exec "$@"'
-    out = subprocess.run([str(BINDER / "start"), "bash", "-c", 'echo "$JUPYTER_CONFIG_PATH"; exit 3'],
-                         capture_output=True, text=True, cwd=tmp_path, env={"PATH": os.environ["PATH"]})
+    out = subprocess.run(
+        [str(BINDER / "start"), "bash", "-c", 'echo "$JUPYTER_CONFIG_PATH"; exit 3'],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
+    )
     assert out.returncode == 3  # the command's own status: it replaced the script
     config = out.stdout.strip().split(os.pathsep)[0]
     assert config == str(REPO / "tools" / "jupyterlab" / "learner")

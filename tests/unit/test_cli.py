@@ -5,7 +5,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from tests.cpu_only import cpu_only_env
-from tfperf import cli, device, targets
+from tfperf import cli
+from tfperf.grading import targets
+from tfperf.runtime import device
 
 
 def test_target_is_the_geometric_midpoint_between_one_and_the_worst_reference_ratio():
@@ -28,8 +30,9 @@ def test_doctor_with_the_gpus_hidden():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "tfperf", "doctor"], capture_output=True, text=True,
-                         env=cpu_only_env(), timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "tfperf", "doctor"], capture_output=True, text=True, env=cpu_only_env(), timeout=300
+    )
     assert "CPU only" in out.stdout
     if device.nvidia_gpu_present():  # the driver lists a GPU that TensorFlow was told not to see
         assert out.returncode == 1 and "A GPU was expected" in out.stdout
@@ -39,15 +42,20 @@ def test_doctor_with_the_gpus_hidden():
 
 @pytest.mark.slow
 def test_calibrate_runs_notebooks_and_writes_targets(tmp_path, capsys):
-    nb = new_notebook(cells=[new_code_cell(
-        "import time\n"
-        "import numpy as np\n"
-        "from tfperf import grading\n"
-        "slow = lambda x: (time.sleep(0.02), x * 2)[1]\n"
-        "fast = lambda x: x * 2\n"
-        "grading.assert_speedup(fast, slow, exercise='00_demo.fast', target=1.0, pairs=5, min_time=0.02,\n"
-        "                       make_inputs=lambda: (np.random.default_rng().random(3),))\n")],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = new_notebook(
+        cells=[
+            new_code_cell(
+                "import time\n"
+                "import numpy as np\n"
+                "from tfperf import grading\n"
+                "slow = lambda x: (time.sleep(0.02), x * 2)[1]\n"
+                "fast = lambda x: x * 2\n"
+                "grading.assert_speedup(fast, slow, exercise='00_demo.fast', target=1.0, pairs=5, min_time=0.02,\n"
+                "                       make_inputs=lambda: (np.random.default_rng().random(3),))\n"
+            )
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
     path = tmp_path / "demo.ipynb"
     nbformat.write(nb, path)
     out = tmp_path / "targets.toml"

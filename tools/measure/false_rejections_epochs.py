@@ -1,12 +1,14 @@
 """False-rejection rate of assert_steady_epochs on chapter 5's reference answer.
 
-    python tools/measure/false_rejections_epochs.py N    (2 N checks)
+python tools/measure/false_rejections_epochs.py N    (2 N checks)
 """
+
 import sys
 import time
 
-from tfperf import grading, logs
+from tfperf import grading
 from tfperf.experiments import gpu_sync
+from tfperf.runtime import logs
 
 tf = logs.tensorflow()
 
@@ -34,6 +36,6 @@ for k in range(n):
             grading.assert_steady_epochs(train_epochs, (w0, xs, ys, epochs), what="ref")
         except grading.GradingFailure as e:
             fails.append(str(e)[:200])
-print(f"{2*n} checks, {len(fails)} rejections, {time.time()-t0:.0f} s")
+print(f"{2 * n} checks, {len(fails)} rejections, {time.time() - t0:.0f} s")
 for failure in fails[:5]:
     print(failure)

@@ -31,19 +31,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _speed_calls(source: str) -> list[ast.Call]:
     tree = ast.parse(source)
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and getattr(node.func, "attr", None) == "assert_speedup"]
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"
+    ]
 
 
 def measure(notebook: Path, rounds: int) -> None:
-    from tfperf import logs, targets, timing
+    from tfperf.grading import targets
+    from tfperf.measure import timing
+    from tfperf.runtime import logs
 
     nb = nbformat.read(notebook, as_version=4)
     namespace: dict = {}
     cells = [c for c in nb.cells if c.cell_type == "code"]
     for i, cell in enumerate(cells):
         if not cell.metadata.get("nbgrader", {}).get("grade"):
-            name = f"<{notebook.stem} cell {i}>"   # AutoGraph reads the source through linecache
+            name = f"<{notebook.stem} cell {i}>"  # AutoGraph reads the source through linecache
             linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(keepends=True), name)
             with logs.captured_output():
                 exec(compile(cell.source, name, "exec"), namespace)
@@ -51,9 +56,12 @@ def measure(notebook: Path, rounds: int) -> None:
         if not cell.metadata.get("nbgrader", {}).get("grade"):
             continue
         visible = cell.source.split("### BEGIN HIDDEN TESTS")[0]
-        definitions = [node for node in ast.parse(visible).body
-                       if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))]
-        with logs.captured_output():   # the test cell's own helpers (chapter 3 builds its functions there)
+        definitions = [
+            node
+            for node in ast.parse(visible).body
+            if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
+        ]
+        with logs.captured_output():  # the test cell's own helpers (chapter 3 builds its functions there)
             exec(compile(ast.Module(body=definitions, type_ignores=[]), "<test cell>", "exec"), namespace)
         for call in _speed_calls(visible):
             kwargs = {k.arg: k.value for k in call.keywords}
@@ -68,16 +76,19 @@ def measure(notebook: Path, rounds: int) -> None:
                 ratios += comparison.ratios
                 medians.append(comparison.median)
             below = sum(r < target for r in ratios)
-            below_root = sum(r < target ** 0.5 for r in ratios)
+            below_root = sum(r < target**0.5 for r in ratios)
             p = below / len(ratios) if below else 3 / len(ratios)
             q = below_root / len(ratios) if below_root else 3 / len(ratios)
-            bound = math.comb(7, 4) * q ** 4 + math.comb(21, 11) * p ** 11
+            bound = math.comb(7, 4) * q**4 + math.comb(21, 11) * p**11
             quantiles = statistics.quantiles(ratios, n=20)
-            print(f"{exercise}: target {target:.2f}x; {len(ratios)} pairs in {rounds} checks: per-pair ratio "
-                  f"min {min(ratios):.2f}x, 5% {quantiles[0]:.2f}x, median {statistics.median(ratios):.2f}x, "
-                  f"max {max(ratios):.2f}x; check medians min {min(medians):.2f}x; pairs below target: {below}, below its root: {below_root}; "
-                  f"first rounds below target: {sum(m < target for m in medians)}; false-rejection bound "
-                  f"{'<=' if below_root == 0 and below == 0 else '~'} {bound:.1e}", flush=True)
+            print(
+                f"{exercise}: target {target:.2f}x; {len(ratios)} pairs in {rounds} checks: per-pair ratio "
+                f"min {min(ratios):.2f}x, 5% {quantiles[0]:.2f}x, median {statistics.median(ratios):.2f}x, "
+                f"max {max(ratios):.2f}x; check medians min {min(medians):.2f}x; pairs below target: {below}, below its root: {below_root}; "
+                f"first rounds below target: {sum(m < target for m in medians)}; false-rejection bound "
+                f"{'<=' if below_root == 0 and below == 0 else '~'} {bound:.1e}",
+                flush=True,
+            )
 
 
 def main(argv: list[str]) -> None:

@@ -33,7 +33,7 @@ from urllib.parse import quote
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from tfperf.autograding import KERNEL_DIED
+from tfperf.autograding.preprocessors import KERNEL_DIED
 from tfperf.classgrading import cpusets, report
 from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry, Ledger
 from tfperf.classgrading.submissions import DEFAULT_ZIP_REGEXP, AssignmentCells, Submission, collect, zip_collect
@@ -146,9 +146,15 @@ class Grader:
         argv = slot.argv(argv)
         log.write(f"$ {' '.join(argv)}\n")
         log.flush()
-        process = subprocess.Popen(argv, cwd=self.course, env={**env, **slot.env()}, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True,
-                                   preexec_fn=None if cpusets.has_taskset() else slot.pin)
+        process = subprocess.Popen(
+            argv,
+            cwd=self.course,
+            env={**env, **slot.env()},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=None if cpusets.has_taskset() else slot.pin,
+        )
         with self._lock:
             self._running.add(process)
         try:
@@ -193,21 +199,31 @@ class Grader:
                 for attempt in range(1 + START_RETRIES):
                     log.flush()
                     start = Path(log.name).stat().st_size
-                    code = self._run([*nbgrader_command(), step, self.assignment, "--student", student, "--force",
-                                      *self.common], slot, env, log)
+                    code = self._run(
+                        [*nbgrader_command(), step, self.assignment, "--student", student, "--force", *self.common],
+                        slot,
+                        env,
+                        log,
+                    )
                     if code in (0, None) or attempt == START_RETRIES or not _kernel_never_started(log.name, start):
                         break
-                    log.write(f"# tfperf grade: the kernel died before it started (not the submission's doing); "
-                              f"running {step} again\n")
+                    log.write(
+                        f"# tfperf grade: the kernel died before it started (not the submission's doing); "
+                        f"running {step} again\n"
+                    )
                     entry.anomalies.append(["kernel start retried", f"nbgrader {step}: {KERNEL_NEVER_STARTED}"])
                 if code is None:
                     return None
                 if code != 0:
                     log.flush()
-                    why = (f"the grading kernel died before it started ({KERNEL_NEVER_STARTED}), {attempt + 1} times"
-                           if _kernel_never_started(log.name, start) else _last_error(log.name))
-                    entry.problems.append(f"nbgrader {step} failed (exit {code}): {why}; "
-                                          f"log: {Path(log.name).relative_to(self.course)}")
+                    why = (
+                        f"the grading kernel died before it started ({KERNEL_NEVER_STARTED}), {attempt + 1} times"
+                        if _kernel_never_started(log.name, start)
+                        else _last_error(log.name)
+                    )
+                    entry.problems.append(
+                        f"nbgrader {step} failed (exit {code}): {why}; log: {Path(log.name).relative_to(self.course)}"
+                    )
                     break
         folder = self.course / "autograded" / student / self.assignment
         entry.speedups = _read_record(folder / record_name, entry)
@@ -228,7 +244,9 @@ class Grader:
     def _read_grades(self, entry: Entry) -> None:
         with Gradebook(self.db_url) as gb:
             submission = gb.find_submission(self.assignment, entry.student)
-            entry.cells = {g.name: [float(g.score), float(g.max_score)] for nb in submission.notebooks for g in nb.grades}
+            entry.cells = {
+                g.name: [float(g.score), float(g.max_score)] for nb in submission.notebooks for g in nb.grades
+            }
             entry.score, entry.max_score = float(submission.score), float(submission.max_score)
 
     def _read_notebooks(self, entry: Entry, folder: Path, notebooks: list[str]) -> None:
@@ -282,8 +300,13 @@ def _read_record(path: Path, entry: Entry) -> list[dict]:
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 row = json.loads(line)
-                rows.append({"exercise": str(row["exercise"]), "ratios": [float(r) for r in row["ratios"]],
-                             "target": float(row.get("target", 0) or 0)})
+                rows.append(
+                    {
+                        "exercise": str(row["exercise"]),
+                        "ratios": [float(r) for r in row["ratios"]],
+                        "target": float(row.get("target", 0) or 0),
+                    }
+                )
             except (ValueError, KeyError, TypeError):
                 entry.anomalies.append(["speedup record unreadable", line[:200]])
         path.unlink(missing_ok=True)
@@ -301,8 +324,11 @@ def _screen_flags(screen_file: Path, offset: int, assignment: str, student: str)
                 rows.append(json.loads(line))
             except ValueError:
                 continue
-    return [["screen flag", f"{r.get('notebook')}: {r.get('cell')}: {'; '.join(r.get('findings', []))}"]
-            for r in rows if r.get("assignment") == assignment and r.get("student") == student]
+    return [
+        ["screen flag", f"{r.get('notebook')}: {r.get('cell')}: {'; '.join(r.get('findings', []))}"]
+        for r in rows
+        if r.get("assignment") == assignment and r.get("student") == student
+    ]
 
 
 class _suppress_gone:
@@ -323,8 +349,9 @@ def export_csv(course: Path, env: dict[str, str], common: list[str]) -> Path:
     target = course / "grades.csv"
     tmp = course / f".grades-{uuid.uuid4().hex}.csv"
     try:
-        result = subprocess.run([*nbgrader_command(), "export", f"--to={tmp}", *common], cwd=course, env=env,
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [*nbgrader_command(), "export", f"--to={tmp}", *common], cwd=course, env=env, capture_output=True, text=True
+        )
         if result.returncode != 0:
             raise RuntimeError(f"nbgrader export failed:\n{(result.stdout + result.stderr)[-2000:]}")
         os.replace(tmp, target)
@@ -346,15 +373,19 @@ def run(options: Options) -> Outcome:
     outcome.notes += plan.notes
     if is_sqlite(db_url) and len(plan.slots) > 1:
         db_url = with_sqlite_wait(db_url)
-        outcome.notes.append(f"{len(plan.slots)} graders share the SQLite gradebook: each waits up to {SQLITE_WAIT_S} s "
-                             "for another's write to finish; several machines, or many graders, need "
-                             "PostgreSQL (--db-url).")
+        outcome.notes.append(
+            f"{len(plan.slots)} graders share the SQLite gradebook: each waits up to {SQLITE_WAIT_S} s "
+            "for another's write to finish; several machines, or many graders, need "
+            "PostgreSQL (--db-url)."
+        )
     common = [f"--CourseDirectory.db_url={db_url}"] if (options.db_url or db_url != default_db_url(course)) else []
     if options.execute_timeout:
         common.append(f"--Execute.timeout={options.execute_timeout}")
     if options.zip_collect:
-        outcome.notes += [f"zip_collect: {w}" for w in
-                          zip_collect(course, options.assignment, options.zip_regexp, nbgrader_command(), env)]
+        outcome.notes += [
+            f"zip_collect: {w}"
+            for w in zip_collect(course, options.assignment, options.zip_regexp, nbgrader_command(), env)
+        ]
     cells = AssignmentCells.load(db_url, options.assignment)
     subs = collect(course, options.assignment, cells, options.students)
     grader = Grader(options, course, env, common, db_url)
@@ -362,8 +393,16 @@ def run(options: Options) -> Outcome:
     todo: list[Submission] = []
     for sub in subs:
         if not sub.gradable:
-            grader.ledger.write(Entry(sub.student, options.assignment, sub.checksum, REJECTED,
-                                      problems=sub.problems, anomalies=[["extra notebook", w] for w in sub.warnings]))
+            grader.ledger.write(
+                Entry(
+                    sub.student,
+                    options.assignment,
+                    sub.checksum,
+                    REJECTED,
+                    problems=sub.problems,
+                    anomalies=[["extra notebook", w] for w in sub.warnings],
+                )
+            )
             outcome.rejected.append(sub.student)
         elif not options.force and sub.student in in_gradebook and grader.ledger.is_done(sub.student, sub.checksum):
             outcome.skipped.append(sub.student)
@@ -381,8 +420,11 @@ def run(options: Options) -> Outcome:
         finally:
             slots.put(slot)
 
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) \
-        if threading.current_thread() is threading.main_thread() else None
+    previous_term = (
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(plan.slots), thread_name_prefix="grader")
     futures = {pool.submit(grade_on_a_free_slot, sub): sub for sub in todo}
     try:
@@ -406,7 +448,9 @@ def run(options: Options) -> Outcome:
     if not outcome.interrupted:
         export_csv(course, env, common)
     outcome.seconds = time.monotonic() - started
-    outcome.summary = report.write(course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome))
+    outcome.summary = report.write(
+        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome)
+    )
     return outcome
 
 
@@ -415,8 +459,10 @@ def _raise_interrupt(signum, frame):
 
 
 def outcome_lines(outcome: Outcome) -> list[str]:
-    lines = [f"This run: {len(outcome.graded)} graded, {len(outcome.skipped)} skipped (already graded, unchanged), "
-             f"{len(outcome.rejected)} rejected, {len(outcome.failed)} failed, in {outcome.seconds:.0f} s."]
+    lines = [
+        f"This run: {len(outcome.graded)} graded, {len(outcome.skipped)} skipped (already graded, unchanged), "
+        f"{len(outcome.rejected)} rejected, {len(outcome.failed)} failed, in {outcome.seconds:.0f} s."
+    ]
     if outcome.interrupted:
         lines.append(f"Stopped before grading {len(outcome.left)} student(s): run the same command again to go on.")
     lines += [f"Note: {note}" for note in outcome.notes]

@@ -48,7 +48,7 @@ def core_sets(cores: list[tuple[int, ...]], cores_per_set: int) -> list[tuple[in
         raise ValueError("a grader needs at least one core")
     sets = []
     for start in range(0, len(cores) - cores_per_set + 1, cores_per_set):
-        sets.append(tuple(cpu for core in cores[start:start + cores_per_set] for cpu in core))
+        sets.append(tuple(cpu for core in cores[start : start + cores_per_set] for cpu in core))
     return sets
 
 
@@ -102,8 +102,14 @@ class Plan:
     notes: list[str]
 
 
-def plan(jobs: int, cores_per_job: int = 1, *, cpus: list[int] | None = None, gpus: list[str] | None = None,
-         sys_cpu: Path = SYS_CPU) -> Plan:
+def plan(
+    jobs: int,
+    cores_per_job: int = 1,
+    *,
+    cpus: list[int] | None = None,
+    gpus: list[str] | None = None,
+    sys_cpu: Path = SYS_CPU,
+) -> Plan:
     """At most ``jobs`` disjoint slots of ``cores_per_job`` physical cores (and one GPU each, where there are GPUs).
 
     With one job, the grader keeps every CPU this process may use (nothing to share).
@@ -118,8 +124,10 @@ def plan(jobs: int, cores_per_job: int = 1, *, cpus: list[int] | None = None, gp
     sets = core_sets(physical_cores(cpus, sys_cpu), cores_per_job)
     limit = len(sets)
     if limit < jobs:
-        notes.append(f"--jobs {jobs}: this machine has {len(physical_cores(cpus, sys_cpu))} physical core(s) "
-                     f"for grading, so only {limit} disjoint set(s) of {cores_per_job} core(s); running {max(limit, 1)}.")
+        notes.append(
+            f"--jobs {jobs}: this machine has {len(physical_cores(cpus, sys_cpu))} physical core(s) "
+            f"for grading, so only {limit} disjoint set(s) of {cores_per_job} core(s); running {max(limit, 1)}."
+        )
     if gpus and len(gpus) < min(jobs, limit):
         notes.append(f"--jobs {jobs}: {len(gpus)} GPU(s), one grader per GPU; running {len(gpus)}.")
         limit = len(gpus)
@@ -127,7 +135,9 @@ def plan(jobs: int, cores_per_job: int = 1, *, cpus: list[int] | None = None, gp
     if not sets:  # fewer cores than one set needs: one grader on everything
         return Plan([Slot(tuple(cpus), gpus[0] if gpus else None)], notes)
     if count > 1 and count * cores_per_job >= len(physical_cores(cpus, sys_cpu)) and not gpus:
-        notes.append(f"{count} graders of {cores_per_job} core(s) take every core: nbgrader, the kernels' own "
-                     "threads and anything else on the machine share them. Speedups may read lower than graded "
-                     "alone (docs/measurements-grading.md): compare the summary's speedups with the reference's.")
+        notes.append(
+            f"{count} graders of {cores_per_job} core(s) take every core: nbgrader, the kernels' own "
+            "threads and anything else on the machine share them. Speedups may read lower than graded "
+            "alone (docs/measurements-grading.md): compare the summary's speedups with the reference's."
+        )
     return Plan([Slot(sets[i], gpus[i] if gpus else None) for i in range(count)], notes)

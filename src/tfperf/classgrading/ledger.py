@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-GRADED = "graded"      # nbgrader graded it; scores are in the gradebook
+GRADED = "graded"  # nbgrader graded it; scores are in the gradebook
 REJECTED = "rejected"  # the submission could not be graded as it is (see problems)
-FAILED = "failed"      # nbgrader itself failed on it (see problems); graded again next run
-STARTED = "started"    # being graded, or the run stopped meanwhile: graded again next run
+FAILED = "failed"  # nbgrader itself failed on it (see problems); graded again next run
+STARTED = "started"  # being graded, or the run stopped meanwhile: graded again next run
 
 
 def submission_checksum(folder: Path) -> str:
@@ -107,8 +107,11 @@ class Ledger:
         return sorted(found, key=lambda e: e.student)
 
     def students(self) -> list[str]:
-        return [unquote(p.name[:-len(".json")]) for p in sorted(self.folder.glob("*.json"))
-                if not p.name.startswith(".tmp-")]
+        return [
+            unquote(p.name[: -len(".json")])
+            for p in sorted(self.folder.glob("*.json"))
+            if not p.name.startswith(".tmp-")
+        ]
 
     def is_done(self, student: str, checksum: str) -> bool:
         """Graded already, for exactly this submission (rejected ones are checked again: it is cheap)."""

@@ -52,8 +52,10 @@ def reference_speedups(entries: list[Entry]) -> tuple[dict[str, float], str]:
     for entry in entries:
         for exercise, value in student_speedups(entry).items():
             by_exercise[exercise].append(value)
-    return ({k: statistics.median(v) for k, v in by_exercise.items()},
-            f"the class median (no student `{REFERENCE_STUDENT}` was graded)")
+    return (
+        {k: statistics.median(v) for k, v in by_exercise.items()},
+        f"the class median (no student `{REFERENCE_STUDENT}` was graded)",
+    )
 
 
 def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
@@ -73,8 +75,13 @@ def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
         for exercise, value in student_speedups(entry).items():
             ref = reference.get(exercise)
             if ref and value > FAR_BEYOND * ref:
-                found.append((entry.student, "speedup far beyond the reference",
-                              f"{exercise}: {value:.2f}x, reference {ref:.2f}x (more than {FAR_BEYOND:g}x it)"))
+                found.append(
+                    (
+                        entry.student,
+                        "speedup far beyond the reference",
+                        f"{exercise}: {value:.2f}x, reference {ref:.2f}x (more than {FAR_BEYOND:g}x it)",
+                    )
+                )
     return found
 
 
@@ -87,23 +94,32 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
     lines = [f"# Grading summary: {assignment}", ""]
     lines += run_lines + [""]
     counts = collections.Counter(e.status for e in entries)
-    lines.append(f"Students in the ledger: {len(entries)} ({counts[GRADED]} graded, {counts[REJECTED]} rejected, "
-                 f"{counts[FAILED]} failed, {counts[STARTED]} not finished).")
+    lines.append(
+        f"Students in the ledger: {len(entries)} ({counts[GRADED]} graded, {counts[REJECTED]} rejected, "
+        f"{counts[FAILED]} failed, {counts[STARTED]} not finished)."
+    )
     if graded:
         scores = [e.score for e in graded]
-        lines.append(f"Total score: mean {statistics.mean(scores):.2f} of {graded[0].max_score:g}, "
-                     f"median {statistics.median(scores):g}, min {min(scores):g}, max {max(scores):g}.")
+        lines.append(
+            f"Total score: mean {statistics.mean(scores):.2f} of {graded[0].max_score:g}, "
+            f"median {statistics.median(scores):g}, min {min(scores):g}, max {max(scores):g}."
+        )
     lines += ["", "## Points per test cell", ""]
     cells = sorted({c for e in graded for c in e.cells})
     if cells:
-        lines += ["| test cell | max | students at full points | at 0 | distribution (points: students) |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "| test cell | max | students at full points | at 0 | distribution (points: students) |",
+            "|---|---|---|---|---|",
+        ]
         for cell in cells:
             got = [e.cells[cell] for e in graded if cell in e.cells]
             full = max(m for _, m in got)
             dist = collections.Counter(s for s, _ in got)
-            lines.append(f"| {cell} | {full:g} | {sum(s == m for s, m in got)} | {sum(s == 0 for s, _ in got)} | "
-                         + ", ".join(f"{k:g}: {v}" for k, v in sorted(dist.items())) + " |")
+            lines.append(
+                f"| {cell} | {full:g} | {sum(s == m for s, m in got)} | {sum(s == 0 for s, _ in got)} | "
+                + ", ".join(f"{k:g}: {v}" for k, v in sorted(dist.items()))
+                + " |"
+            )
     lines += ["", "## Measured speedups", ""]
     reference, source = reference_speedups(entries)
     by_exercise = collections.defaultdict(list)
@@ -112,12 +128,17 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
             for exercise, value in student_speedups(entry).items():
                 by_exercise[exercise].append(value)
     if by_exercise or reference:
-        lines += [f"Each student's median ratio over the check's interleaved pairs; reference: {source}.", "",
-                  "| exercise | students | min | median | max | reference |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"Each student's median ratio over the check's interleaved pairs; reference: {source}.",
+            "",
+            "| exercise | students | min | median | max | reference |",
+            "|---|---|---|---|---|---|",
+        ]
         for exercise in sorted(set(by_exercise) | set(reference)):
             values, ref = by_exercise.get(exercise, []), reference.get(exercise)
-            spread = (f"{min(values):.2f}x | {statistics.median(values):.2f}x | {max(values):.2f}x" if values
-                      else "- | - | -")
+            spread = (
+                f"{min(values):.2f}x | {statistics.median(values):.2f}x | {max(values):.2f}x" if values else "- | - | -"
+            )
             lines.append(f"| {exercise} | {len(values)} | {spread} | {f'{ref:.2f}x' if ref else '-'} |")
     else:
         lines.append("No throughput check recorded a speedup.")
@@ -137,9 +158,12 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
     if found:
         lines += ["| student | what | detail |", "|---|---|---|"]
         lines += [f"| {_md_escape(s)} | {k} | {_md_escape(d)} |" for s, k, d in found]
-        lines += ["", "To time a student's speed checks again out of the grading kernel's reach: "
-                  "`python -m tfperf recheck autograde/submitted/STUDENT/ASSIGNMENT/NOTEBOOK.ipynb` "
-                  "(docs/instructors.md, \"A second opinion\")."]
+        lines += [
+            "",
+            "To time a student's speed checks again out of the grading kernel's reach: "
+            "`python -m tfperf recheck autograde/submitted/STUDENT/ASSIGNMENT/NOTEBOOK.ipynb` "
+            '(docs/instructors.md, "A second opinion").',
+        ]
     else:
         lines.append("None.")
     if plots:

@@ -25,13 +25,24 @@ GRADE_COMMAND = (sys.executable, "-m", "tfperf", "grade")
 
 def chunks(students: Sequence[str], chunk: int) -> list[list[str]]:
     """The students of each array task, in order: task ``i`` grades ``chunks(...)[i]``."""
-    return [list(students[start:start + chunk]) for start in range(0, len(students), chunk)]
+    return [list(students[start : start + chunk]) for start in range(0, len(students), chunk)]
 
 
-def write_array_job(assignment: str, students: list[str], course_dir: Path, out: Path, *, db_url: str | None,
-                    chunk: int = 1, gpus_per_task: int = 0, exclusive: bool = True, extra_sbatch: Sequence[str] = (),
-                    max_running: int | None = None, grade_args: Sequence[str] = (),
-                    command: Sequence[str] = GRADE_COMMAND) -> Path:
+def write_array_job(
+    assignment: str,
+    students: list[str],
+    course_dir: Path,
+    out: Path,
+    *,
+    db_url: str | None,
+    chunk: int = 1,
+    gpus_per_task: int = 0,
+    exclusive: bool = True,
+    extra_sbatch: Sequence[str] = (),
+    max_running: int | None = None,
+    grade_args: Sequence[str] = (),
+    command: Sequence[str] = GRADE_COMMAND,
+) -> Path:
     """Write the sbatch script ``out`` (returned; e.g. ``autograde/slurm/grade-01_tensors.sbatch``) and, next to
     it, the students one a line (the same name ending in ``.students``); task logs go to ``logs/`` beside them.
 
@@ -71,8 +82,13 @@ def write_array_job(assignment: str, students: list[str], course_dir: Path, out:
     tasks = len(chunks(students, chunk))
 
     array = f"0-{tasks - 1}" + (f"%{max_running}" if max_running else "")
-    sbatch = [f"--job-name=tfperf-grade-{assignment}", f"--array={array}", "--nodes=1", "--ntasks=1",
-              f"--output={logs / '%A_%a.out'}"]
+    sbatch = [
+        f"--job-name=tfperf-grade-{assignment}",
+        f"--array={array}",
+        "--nodes=1",
+        "--ntasks=1",
+        f"--output={logs / '%A_%a.out'}",
+    ]
     if exclusive:
         sbatch.append("--exclusive")
     if gpus_per_task:
@@ -117,8 +133,10 @@ def submit(script: Path) -> str:
     """Submit with ``sbatch --parsable``; returns the job id. Raises ``RuntimeError`` saying what failed."""
     sbatch = shutil.which("sbatch")
     if sbatch is None:
-        raise RuntimeError("sbatch is not on PATH: submit from a machine of the Slurm cluster (a login node), or "
-                           f"copy {script} there and run `sbatch {Path(script).name}`")
+        raise RuntimeError(
+            "sbatch is not on PATH: submit from a machine of the Slurm cluster (a login node), or "
+            f"copy {script} there and run `sbatch {Path(script).name}`"
+        )
     done = subprocess.run([sbatch, "--parsable", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
         why = done.stderr.strip() or done.stdout.strip()

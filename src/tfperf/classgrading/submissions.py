@@ -66,12 +66,19 @@ class AssignmentCells:
             try:
                 found = gb.find_assignment(assignment)
             except MissingEntry:
-                raise LookupError(f"The gradebook has no assignment {assignment!r}: run "
-                                  f"`nbgrader generate_assignment {assignment}` first.") from None
-            notebooks = {nb.name: {cell.name: (bool(cell.locked), cell.checksum) for cell in nb.source_cells}
-                         for nb in found.notebooks}
-            others = {a.name: {cell.name for nb in a.notebooks for cell in nb.source_cells}
-                      for a in gb.assignments if a.name != assignment}
+                raise LookupError(
+                    f"The gradebook has no assignment {assignment!r}: run "
+                    f"`nbgrader generate_assignment {assignment}` first."
+                ) from None
+            notebooks = {
+                nb.name: {cell.name: (bool(cell.locked), cell.checksum) for cell in nb.source_cells}
+                for nb in found.notebooks
+            }
+            others = {
+                a.name: {cell.name for nb in a.notebooks for cell in nb.source_cells}
+                for a in gb.assignments
+                if a.name != assignment
+            }
         return cls(notebooks, others)
 
 
@@ -79,16 +86,20 @@ def check(student: str, folder: Path, cells: AssignmentCells) -> Submission:
     """Check one submission folder against the assignment's cells."""
     sub = Submission(student, folder, checksum=submission_checksum(folder))
     if not STUDENT_ID.match(student):
-        sub.problems.append(f"student id {student!r} has characters other than letters, digits, '.', '_', '-', '@': "
-                            "rename the folder to the student's id in the gradebook")
+        sub.problems.append(
+            f"student id {student!r} has characters other than letters, digits, '.', '_', '-', '@': "
+            "rename the folder to the student's id in the gradebook"
+        )
         return sub
     present = sorted(p.stem for p in folder.glob("*.ipynb"))
     for name in sorted(set(present) - set(cells.notebooks)):
         sub.warnings.append(f"extra notebook {name}.ipynb is not part of the assignment: not graded")
     missing = sorted(set(cells.notebooks) - set(present))
     if missing:
-        sub.problems.append(f"missing notebook(s) {', '.join(m + '.ipynb' for m in missing)}"
-                            + (f" (found: {', '.join(p + '.ipynb' for p in present)})" if present else " (no notebook found)"))
+        sub.problems.append(
+            f"missing notebook(s) {', '.join(m + '.ipynb' for m in missing)}"
+            + (f" (found: {', '.join(p + '.ipynb' for p in present)})" if present else " (no notebook found)")
+        )
     for name in sorted(set(present) & set(cells.notebooks)):
         try:
             nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
@@ -97,28 +108,43 @@ def check(student: str, folder: Path, cells: AssignmentCells) -> Submission:
             sub.problems.append(f"{name}.ipynb cannot be read as a notebook ({type(error).__name__}: {reason})")
             continue
         expected = cells.notebooks[name]
-        found = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells
-                 if isinstance(c.get("metadata"), dict) and c.metadata.get("nbgrader", {}).get("grade_id")}
+        found = {
+            c.metadata.get("nbgrader", {}).get("grade_id"): c
+            for c in nb.cells
+            if isinstance(c.get("metadata"), dict) and c.metadata.get("nbgrader", {}).get("grade_id")
+        }
         if expected and not set(found) & set(expected):
             guess = max(cells.others, key=lambda a: len(cells.others[a] & set(found)), default=None)
-            origin = (f"its cells are {guess}'s" if guess and cells.others[guess] & set(found)
-                      else "it has none of the course's graded cells")
-            sub.problems.append(f"{name}.ipynb is not this assignment's notebook: none of its {len(expected)} "
-                                f"instructor cells are there ({origin})")
+            origin = (
+                f"its cells are {guess}'s"
+                if guess and cells.others[guess] & set(found)
+                else "it has none of the course's graded cells"
+            )
+            sub.problems.append(
+                f"{name}.ipynb is not this assignment's notebook: none of its {len(expected)} "
+                f"instructor cells are there ({origin})"
+            )
             continue
         sub.notebooks.append(name)
         for grade_id, (locked, checksum) in sorted(expected.items()):
             cell = found.get(grade_id)
             if cell is None:
-                sub.anomalies.append(["cell deleted", f"{name}: instructor cell {grade_id} is missing "
-                                                      "(put back before grading)"])
+                sub.anomalies.append(
+                    ["cell deleted", f"{name}: instructor cell {grade_id} is missing (put back before grading)"]
+                )
             elif locked and nbutils.compute_checksum(cell) != checksum:
-                sub.anomalies.append(["locked cell changed", f"{name}: {grade_id}'s checksum changed "
-                                                             "(restored from the gradebook before grading)"])
+                sub.anomalies.append(
+                    [
+                        "locked cell changed",
+                        f"{name}: {grade_id}'s checksum changed (restored from the gradebook before grading)",
+                    ]
+                )
     return sub
 
 
-def collect(course: Path, assignment: str, cells: AssignmentCells, students: list[str] | None = None) -> list[Submission]:
+def collect(
+    course: Path, assignment: str, cells: AssignmentCells, students: list[str] | None = None
+) -> list[Submission]:
     """Every submission of ``assignment`` in ``course/submitted`` (or only ``students``'), checked."""
     submitted = course / "submitted"
     found = {p.parent.name: p for p in submitted.glob(f"*/{assignment}") if p.is_dir()}
@@ -141,12 +167,17 @@ def zip_collect(course: Path, assignment: str, regexp: str, nbgrader: list[str],
     archive = course / "downloaded" / assignment / "archive"
     if not archive.is_dir():
         raise FileNotFoundError(f"--zip-collect: put the LMS downloads (zip files or notebooks) in {archive}")
-    result = subprocess.run([*nbgrader, "zip_collect", assignment, "--force",
-                             f"--FileNameCollectorPlugin.named_regexp={regexp}"],
-                            cwd=course, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [*nbgrader, "zip_collect", assignment, "--force", f"--FileNameCollectorPlugin.named_regexp={regexp}"],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     log = result.stdout + result.stderr
     if result.returncode != 0:
         raise RuntimeError(f"nbgrader zip_collect failed:\n{log[-3000:]}")
-    said = [line.split("]", 1)[1].strip() for line in log.splitlines()
-            if "WARNING]" in line or "files collected" in line]
+    said = [
+        line.split("]", 1)[1].strip() for line in log.splitlines() if "WARNING]" in line or "files collected" in line
+    ]
     return [w for w in said if not w.startswith("Clearing existing files")]

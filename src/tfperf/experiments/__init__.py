@@ -2,5 +2,12 @@
 
 Each experiment is a plain function: settings in, a list of records (dicts) out, with an
 optional ``progress(done, total)`` callback. Nothing here depends on widgets; the
-notebooks wire these functions to :class:`tfperf.widgets.ExperimentPanel`.
+notebooks wire these functions to :class:`tfperf.lesson.widgets.ExperimentPanel`.
+The chapters' modules do not import one another:
+
+- ``tensors_and_devices``: chapter 1.
+- ``eager_vs_graph``: chapter 2.
+- ``keras_fit``: chapter 3.
+- ``tf_data``: chapter 4.
+- ``gpu_sync``: chapter 5.
 """

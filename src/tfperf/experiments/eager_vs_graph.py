@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import device, logs, timing
-from tfperf.timing import Progress
+from tfperf.measure import timing
+from tfperf.measure.timing import Progress
+from tfperf.runtime import device, logs
 
 MODES = ("eager", "graph", "graph + XLA")
 RETRACING_KINDS = ("Python int", "tensor", "Python int, reduce_retracing=True")
@@ -31,8 +32,7 @@ CLASSES = 10
 tf = logs.tensorflow()
 
 
-def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES,
-             seed: int = 0) -> list:
+def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES, seed: int = 0) -> list:
     """Variables of an MLP: ``depth`` hidden layers of ``width`` units, then ``classes`` outputs."""
     rng = np.random.default_rng(seed)
     sizes = [features, *([width] * depth), classes]
@@ -92,9 +92,16 @@ def step_for(mode: str, width: int, batch: int, *, depth: int = 2) -> Callable[[
     return lambda: step(params, x, y, lr)
 
 
-def step_throughput(widths: Sequence[int], batch_sizes: Sequence[int] = (32,), modes: Sequence[str] = MODES, *,
-                    depth: int = 2, repeats: int = 3, min_time: float = 0.05,
-                    progress: Progress | None = None) -> list[dict]:
+def step_throughput(
+    widths: Sequence[int],
+    batch_sizes: Sequence[int] = (32,),
+    modes: Sequence[str] = MODES,
+    *,
+    depth: int = 2,
+    repeats: int = 3,
+    min_time: float = 0.05,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Time one train step in each mode, for each width and batch size.
 
     Returns one record per (width, batch, mode): ``width``, ``batch``, ``mode``,
@@ -107,10 +114,19 @@ def step_throughput(widths: Sequence[int], batch_sizes: Sequence[int] = (32,), m
         for batch in batch_sizes:
             group = []
             for mode in modes:
-                t = timing.measure(step_for(mode, width, batch, depth=depth), repeats=repeats, warmup=2,
-                                   min_time=min_time)
-                group.append({"width": width, "batch": batch, "mode": mode, "ms_per_step": t.median * 1e3,
-                              "examples_per_s": batch / t.median, "device": device.compute_device()})
+                t = timing.measure(
+                    step_for(mode, width, batch, depth=depth), repeats=repeats, warmup=2, min_time=min_time
+                )
+                group.append(
+                    {
+                        "width": width,
+                        "batch": batch,
+                        "mode": mode,
+                        "ms_per_step": t.median * 1e3,
+                        "examples_per_s": batch / t.median,
+                        "device": device.compute_device(),
+                    }
+                )
                 records.append(group[-1])
                 if progress:
                     progress(len(records), total)
@@ -122,20 +138,40 @@ def step_throughput(widths: Sequence[int], batch_sizes: Sequence[int] = (32,), m
 
 def plot_step_throughput(fig, runs) -> None:
     """Draw runs of :func:`step_throughput`: throughput and speedup over eager against width."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_tp, ax_speed = fig.subplots(1, 2)
     for run, prefix, style in plots.each_run(runs):
         records = [dict(r, line=f"{r['mode']}, batch {r['batch']}") for r in run.records]
-        plots.plot_lines(ax_tp, records, x="width", y="examples_per_s", group="line", label_prefix=prefix,
-                         logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",
-                         ylabel="examples per second")
+        plots.plot_lines(
+            ax_tp,
+            records,
+            x="width",
+            y="examples_per_s",
+            group="line",
+            label_prefix=prefix,
+            logx=True,
+            logy=True,
+            linestyle=style,
+            xlabel="hidden width (units)",
+            ylabel="examples per second",
+        )
         # Eager is included (at 1x): its line marks where graphs stop winning.
         compared = [r for r in records if r["speedup_vs_eager"] == r["speedup_vs_eager"]]
         if compared:
-            plots.plot_lines(ax_speed, compared, x="width", y="speedup_vs_eager", group="line", label_prefix=prefix,
-                             logx=True, logy=True, linestyle=style, xlabel="hidden width (units)",
-                             ylabel="speedup over eager (x)")
+            plots.plot_lines(
+                ax_speed,
+                compared,
+                x="width",
+                y="speedup_vs_eager",
+                group="line",
+                label_prefix=prefix,
+                logx=True,
+                logy=True,
+                linestyle=style,
+                xlabel="hidden width (units)",
+                ylabel="speedup over eager (x)",
+            )
     widths = sorted({r["width"] for run in runs for r in run.records})
     for ax in (ax_tp, ax_speed):
         ax.set_xticks(widths, [str(w) for w in widths])
@@ -162,8 +198,9 @@ def _scaled_sum(x, k):
     return tf.reduce_sum(x * tf.cast(k, x.dtype))
 
 
-def retracing_cost(values: int, kinds: Sequence[str] = RETRACING_KINDS, *,
-                   progress: Progress | None = None) -> list[dict]:
+def retracing_cost(
+    values: int, kinds: Sequence[str] = RETRACING_KINDS, *, progress: Progress | None = None
+) -> list[dict]:
     """Call a fresh small ``tf.function`` with ``values`` distinct arguments, passed in each way of ``kinds``.
 
     Returns one record per kind: ``kind``, ``calls``, ``traces``, ``ms_total`` and ``ms_per_call``.
@@ -177,8 +214,15 @@ def retracing_cost(values: int, kinds: Sequence[str] = RETRACING_KINDS, *,
         args = [tf.constant(i) if kind == "tensor" else i for i in range(values)]
         with logs.captured_stderr():  # TensorFlow warns about the retracing we provoke on purpose
             _, seconds = timing.stopwatch(lambda: [fn(x, a) for a in args])
-        records.append({"kind": kind, "calls": values, "traces": fn.experimental_get_tracing_count(),
-                        "ms_total": seconds * 1e3, "ms_per_call": seconds * 1e3 / values})
+        records.append(
+            {
+                "kind": kind,
+                "calls": values,
+                "traces": fn.experimental_get_tracing_count(),
+                "ms_total": seconds * 1e3,
+                "ms_per_call": seconds * 1e3 / values,
+            }
+        )
         if progress:
             progress(len(records), len(kinds))
     return records
@@ -195,11 +239,14 @@ def function_in_loop(placement: str, steps: int) -> Callable[[], Any]:
         def loop_once():
             for _ in range(steps):
                 fn(x, k)
+
         return loop_once
     if placement == "every step":
+
         def loop_each():
             for _ in range(steps):
                 tf.function(_scaled_sum)(x, k)
+
         return loop_each
     raise ValueError(f"Unknown placement {placement!r}; choose 'once' or 'every step'.")
 

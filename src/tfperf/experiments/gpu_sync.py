@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from tfperf import device, host_syncs, logs, monitor, timing
-from tfperf.timing import Progress
+from tfperf.measure import host_syncs, monitor, timing
+from tfperf.measure.timing import Progress
+from tfperf.runtime import device, logs
 
 STRATEGIES = ("read every step", "read every N steps", "sum on device, read every N", "N steps per tf.function")
 LEARNING_RATE = 0.05
@@ -113,7 +114,7 @@ def loop_for(strategy: str, w0, xs, ys, every: int, report: Report | None = None
     def in_graph():
         w = tf.Variable(w0)
         for start in range(0, steps, every):
-            loss = train_steps(w, xs[start:start + every], ys[start:start + every])
+            loss = train_steps(w, xs[start : start + every], ys[start : start + every])
             report(min(start + every, steps) - 1, loss.numpy())
         return w.read_value()
 
@@ -151,7 +152,7 @@ def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = Tr
     """
     tf = logs.tensorflow()
     with tf.device(device.compute_device()):
-        x = tf.random.normal([size, size]) / size ** 0.5
+        x = tf.random.normal([size, size]) / size**0.5
 
     def queue_work():
         return [tf.matmul(x, x) for _ in range(ops)]
@@ -167,8 +168,9 @@ def dispatch_vs_work(size: int = 1000, ops: int = 20, *, asynchronous: bool = Tr
     return {"dispatch_ms": statistics.median(dispatch) * 1e3, "work_ms": statistics.median(work) * 1e3}
 
 
-def attribute_waits(size: int = 1000, *, asynchronous: bool = True,
-                    attributes: Sequence[str] = ("dtype", "device", "shape")) -> dict[str, float]:
+def attribute_waits(
+    size: int = 1000, *, asynchronous: bool = True, attributes: Sequence[str] = ("dtype", "device", "shape")
+) -> dict[str, float]:
     """For each attribute: milliseconds to read it right after queuing one ``size x size`` matmul.
 
     In the default mode the tensor's metadata exists when the call returns, so every read is
@@ -177,7 +179,7 @@ def attribute_waits(size: int = 1000, *, asynchronous: bool = True,
     """
     tf = logs.tensorflow()
     with tf.device(device.compute_device()):
-        x = tf.random.normal([size, size]) / size ** 0.5
+        x = tf.random.normal([size, size]) / size**0.5
     waits = {}
     with asynchronous_eager(asynchronous):
         tf.matmul(x, x)
@@ -190,14 +192,22 @@ def attribute_waits(size: int = 1000, *, asynchronous: bool = True,
     return waits
 
 
-def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, every: int = 20,
-               asynchronous: bool = False, repeats: int = 3, min_time: float = 0.05, busy_seconds: float = 1.0,
-               progress: Progress | None = None) -> list[dict]:
+def sync_costs(
+    strategies: Sequence[str] = STRATEGIES,
+    *,
+    steps: int = 200,
+    every: int = 20,
+    asynchronous: bool = False,
+    repeats: int = 3,
+    min_time: float = 0.05,
+    busy_seconds: float = 1.0,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Time each strategy, count its host reads, and sample device utilization while it runs.
 
     Returns one record per strategy: ``strategy``, ``ms_per_step`` (median),
     ``host_syncs`` (per run of ``steps`` steps), ``busy`` (mean utilization, percent),
-    ``timeline`` (the :mod:`tfperf.monitor` records, over about ``busy_seconds``).
+    ``timeline`` (the :mod:`tfperf.measure.monitor` records, over about ``busy_seconds``).
     """
     w0, xs, ys = make_problem(steps)
     records = []
@@ -208,12 +218,22 @@ def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, ever
             with host_syncs.counting() as syncs:
                 loop()
             runs = max(1, int(busy_seconds / t.median))
-            _, timeline = monitor.busy_while(lambda: [loop() for _ in range(runs)], interval=min(0.05, busy_seconds / 10))
-            records.append({
-                "strategy": strategy, "ms_per_step": t.median / steps * 1e3, "host_syncs": syncs.count,
-                "busy": monitor.mean_busy(timeline), "timeline": timeline, "source": timeline[0]["source"],
-                "steps": steps, "every": every, "asynchronous": asynchronous,
-            })
+            _, timeline = monitor.busy_while(
+                lambda: [loop() for _ in range(runs)], interval=min(0.05, busy_seconds / 10)
+            )
+            records.append(
+                {
+                    "strategy": strategy,
+                    "ms_per_step": t.median / steps * 1e3,
+                    "host_syncs": syncs.count,
+                    "busy": monitor.mean_busy(timeline),
+                    "timeline": timeline,
+                    "source": timeline[0]["source"],
+                    "steps": steps,
+                    "every": every,
+                    "asynchronous": asynchronous,
+                }
+            )
             if progress:
                 progress(len(records), len(strategies))
     return records
@@ -221,7 +241,7 @@ def sync_costs(strategies: Sequence[str] = STRATEGIES, *, steps: int = 200, ever
 
 def plot_sync_costs(fig, runs) -> None:
     """Draw runs of :func:`sync_costs`: time per step by strategy (one bar per run), and the last run's busy timelines."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_time, ax_busy = fig.subplots(1, 2, width_ratios=[1.25, 1])
     strategies = [s for s in STRATEGIES if any(r["strategy"] == s for run in runs for r in run.records)]
@@ -229,8 +249,10 @@ def plot_sync_costs(fig, runs) -> None:
     for run in runs:
         by_strategy = {r["strategy"]: r for r in run.records}
         values = [by_strategy[s]["ms_per_step"] if s in by_strategy else None for s in strategies]
-        notes = [f"{by_strategy[s]['ms_per_step']:.3g} ms, {by_strategy[s]['host_syncs']} reads" if s in by_strategy else ""
-                 for s in strategies]
+        notes = [
+            f"{by_strategy[s]['ms_per_step']:.3g} ms, {by_strategy[s]['host_syncs']} reads" if s in by_strategy else ""
+            for s in strategies
+        ]
         series.append((run.label, values, notes))
     plots.plot_grouped_barh(ax_time, strategies, series, xlabel="time per step (ms)")
     ax_time.set_title("Cost per training step (shorter is better)")
@@ -243,7 +265,7 @@ def plot_sync_costs(fig, runs) -> None:
 
 def plot_timelines(ax, records: Sequence[dict]) -> None:
     """Device utilization over time, one line per record (each with ``timeline`` and ``strategy``)."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     plots.plot_busy_timeline(ax, records, label="strategy", title="Device busy while the loop runs")
 
@@ -277,6 +299,7 @@ def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progre
     w, kept, records, counter = tf.Variable(w0), [], [], 0
     process = psutil.Process()
     for epoch in range(epochs):
+
         def one_epoch():
             nonlocal counter
             for i in range(steps):
@@ -287,10 +310,18 @@ def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progre
                     loss = step(w, xs[i], ys[i], tf.constant(LEARNING_RATE))
                 if kind == "losses kept in a list":
                     kept.append(loss)
+
         with logs.captured_stderr():  # the retracing warning
             _, seconds = timing.stopwatch(one_epoch)
-        records.append({"kind": kind, "epoch": epoch + 1, "seconds": seconds,
-                        "traces": step.experimental_get_tracing_count(), "rss_mb": process.memory_info().rss / 1e6})
+        records.append(
+            {
+                "kind": kind,
+                "epoch": epoch + 1,
+                "seconds": seconds,
+                "traces": step.experimental_get_tracing_count(),
+                "rss_mb": process.memory_info().rss / 1e6,
+            }
+        )
         if progress:
             progress(epoch + 1, epochs)
     return records
@@ -298,14 +329,33 @@ def epoch_times(kind: str, *, epochs: int = 5, steps: int = 20, progress: Progre
 
 def plot_epoch_times(fig, runs) -> None:
     """Draw runs of :func:`epoch_times`: seconds per epoch, and resident memory, against the epoch."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_time, ax_mem = fig.subplots(1, 2)
     for run, prefix, style in plots.each_run(runs):
-        plots.plot_lines(ax_time, run.records, x="epoch", y="seconds", group="kind", label_prefix=prefix,
-                         logy=True, linestyle=style, xlabel="epoch", ylabel="seconds per epoch")
-        plots.plot_lines(ax_mem, run.records, x="epoch", y="rss_mb", group="kind", label_prefix=prefix,
-                         linestyle=style, xlabel="epoch", ylabel="process memory (MB, resident)")
+        plots.plot_lines(
+            ax_time,
+            run.records,
+            x="epoch",
+            y="seconds",
+            group="kind",
+            label_prefix=prefix,
+            logy=True,
+            linestyle=style,
+            xlabel="epoch",
+            ylabel="seconds per epoch",
+        )
+        plots.plot_lines(
+            ax_mem,
+            run.records,
+            x="epoch",
+            y="rss_mb",
+            group="kind",
+            label_prefix=prefix,
+            linestyle=style,
+            xlabel="epoch",
+            ylabel="process memory (MB, resident)",
+        )
     from matplotlib.ticker import MaxNLocator
 
     for ax in (ax_time, ax_mem):
@@ -335,7 +385,9 @@ def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
     def convert_every_batch():
         w = tf.Variable(w0)
         for start in range(0, len(x), batch):
-            train_step(w, tf.convert_to_tensor(x[start:start + batch]), tf.convert_to_tensor(y[start:start + batch]))
+            train_step(
+                w, tf.convert_to_tensor(x[start : start + batch]), tf.convert_to_tensor(y[start : start + batch])
+            )
         return w.read_value()
 
     def convert_once():
@@ -343,7 +395,7 @@ def feed_loop_for(strategy: str, w0, x, y, batch: int) -> Callable[[], object]:
             xs, ys = tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
         w = tf.Variable(w0)
         for start in range(0, len(x), batch):
-            train_step(w, xs[start:start + batch], ys[start:start + batch])
+            train_step(w, xs[start : start + batch], ys[start : start + batch])
         return w.read_value()
 
     def pipeline():
@@ -366,8 +418,9 @@ def feed_pipeline(x, y, batch: int):
     return data.apply(tf.data.experimental.prefetch_to_device(device.compute_device()))
 
 
-def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repeats: int = 3,
-               min_time: float = 0.05) -> list[dict]:
+def feed_costs(
+    batches: int = 100, *, batch: int = 64, features: int = 32, repeats: int = 3, min_time: float = 0.05
+) -> list[dict]:
     """Time one epoch of each feeding strategy; one record per strategy with ``ms_per_step``, ``uploads``
     (host data turned into tensors, tf.data deliveries included) and ``uploads_how`` (by what)."""
     w0, x, y = make_numpy_data(batches, batch=batch, features=features)
@@ -377,8 +430,15 @@ def feed_costs(batches: int = 100, *, batch: int = 64, features: int = 32, repea
         t = timing.measure(loop, repeats=repeats, min_time=min_time)
         with host_syncs.counting() as syncs:
             loop()
-        records.append({"strategy": strategy, "ms_per_step": t.median / batches * 1e3, "uploads": syncs.uploads,
-                        "uploads_how": syncs.describe_uploads(), "batch_kb": batch * features * 4 / 1e3})
+        records.append(
+            {
+                "strategy": strategy,
+                "ms_per_step": t.median / batches * 1e3,
+                "uploads": syncs.uploads,
+                "uploads_how": syncs.describe_uploads(),
+                "batch_kb": batch * features * 4 / 1e3,
+            }
+        )
     return records
 
 
@@ -425,6 +485,12 @@ def memory_reserved(growth: bool, *, timeout: float = 120) -> dict | None:
     import sys
 
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    out = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, "growth" if growth else "default"],
-                         capture_output=True, text=True, timeout=timeout, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, "growth" if growth else "default"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -2,7 +2,7 @@
 
 Every experiment trains or runs a small Keras classifier (:func:`build_classifier`) on a
 synthetic, seeded classification problem (:func:`make_data`). Speed is measured inside
-``fit`` by callbacks reading :func:`tfperf.timing.now`: :class:`StepClock` times the steady
+``fit`` by callbacks reading :func:`tfperf.measure.timing.now`: :class:`StepClock` times the steady
 state between the ends of an epoch's first and last ``train_function`` calls, so the
 set-up of ``fit`` and of each epoch (a new iterator over the data) stays out of the
 numbers; the first epoch, which traces the train function, is left out.
@@ -25,21 +25,37 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import host_syncs, logs, timing
-from tfperf.timing import Progress
+from tfperf.measure import host_syncs, timing
+from tfperf.measure.timing import Progress
+from tfperf.runtime import logs
 
 tf = logs.tensorflow()
 import keras  # noqa: E402  (after TensorFlow, quietly)
 
 FEATURES = 16
 CLASSES = 4
-PREDICTION_WAYS = ("predict() per sample", "predict(batch_size=1)", "predict() in slices of 8",
-                   "predict() once", "model(x, training=False)", "tf.function(model)", "predict_on_batch")
+PREDICTION_WAYS = (
+    "predict() per sample",
+    "predict(batch_size=1)",
+    "predict() in slices of 8",
+    "predict() once",
+    "model(x, training=False)",
+    "tf.function(model)",
+    "predict_on_batch",
+)
 EXECUTION_MODES = ("run_eagerly=True", "compiled (jit_compile=False)", "compiled + XLA (jit_compile=True)")
 
 
-def make_data(samples: int, *, features: int = FEATURES, classes: int = CLASSES, seed: int | None = 0,
-              scale: float = 1.0, offset: float = 0.0, noise: float = 0.3):
+def make_data(
+    samples: int,
+    *,
+    features: int = FEATURES,
+    classes: int = CLASSES,
+    seed: int | None = 0,
+    scale: float = 1.0,
+    offset: float = 0.0,
+    noise: float = 0.3,
+):
     """A classification problem: float32 inputs ``x`` and int64 labels ``y`` in ``[0, classes)``.
 
     Labels come from a fixed random linear "teacher" (drawn from ``seed``) plus noise, so a
@@ -54,9 +70,18 @@ def make_data(samples: int, *, features: int = FEATURES, classes: int = CLASSES,
     return (x * np.float32(scale) + np.float32(offset)).astype(np.float32), y
 
 
-def build_classifier(*, features: int = FEATURES, classes: int = CLASSES, width: int = 32, hidden: int = 1,
-                     output: str | None = "softmax", seed: int = 0, model_class: type | None = None,
-                     extra_layers: Sequence[Any] = (), dtype: str | None = None):
+def build_classifier(
+    *,
+    features: int = FEATURES,
+    classes: int = CLASSES,
+    width: int = 32,
+    hidden: int = 1,
+    output: str | None = "softmax",
+    seed: int = 0,
+    model_class: type | None = None,
+    extra_layers: Sequence[Any] = (),
+    dtype: str | None = None,
+):
     """An MLP classifier: ``hidden`` ReLU layers of ``width`` units, then ``classes`` outputs.
 
     ``output`` is the last layer's activation (``None`` for logits). Weights are drawn
@@ -72,23 +97,31 @@ def build_classifier(*, features: int = FEATURES, classes: int = CLASSES, width:
         layers = [keras.Input((features,))]
         layers += [keras.layers.Dense(width, activation="relu") for _ in range(hidden)]
         # Outputs in float32 even under mixed precision (TensorFlow's mixed precision guide).
-        layers += [keras.layers.Dense(classes, activation=output, dtype="float32" if dtype else None),
-                   *extra_layers]
+        layers += [keras.layers.Dense(classes, activation=output, dtype="float32" if dtype else None), *extra_layers]
         return (model_class or keras.Sequential)(layers)
     finally:
         keras.config.set_dtype_policy(previous)
 
 
-def compile_classifier(model, *, output: str | None = "softmax", learning_rate: float = 0.05,
-                       metrics: Sequence[str] = ("accuracy",), **options):
+def compile_classifier(
+    model,
+    *,
+    output: str | None = "softmax",
+    learning_rate: float = 0.05,
+    metrics: Sequence[str] = ("accuracy",),
+    **options,
+):
     """Compile with SGD and the sparse cross-entropy that matches ``output`` (logits or softmax).
 
     Pass ``metrics=()`` for a model whose own ``train_step`` does not update Keras's
     compiled metrics (Keras would fail to read them at the end of an epoch).
     """
-    model.compile(optimizer=keras.optimizers.SGD(learning_rate),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=output is None),
-                  metrics=list(metrics) or None, **options)
+    model.compile(
+        optimizer=keras.optimizers.SGD(learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=output is None),
+        metrics=list(metrics) or None,
+        **options,
+    )
     return model
 
 
@@ -155,12 +188,14 @@ def _fastest(values: Sequence[float]) -> float:
 
 def _check_steps(model, steps: int) -> None:
     if steps < 2 * model.steps_per_execution:
-        raise ValueError(f"{steps} steps per epoch give fewer than two calls of train_function with "
-                         f"steps_per_execution={model.steps_per_execution}: nothing to time between them")
+        raise ValueError(
+            f"{steps} steps per epoch give fewer than two calls of train_function with "
+            f"steps_per_execution={model.steps_per_execution}: nothing to time between them"
+        )
 
 
 def host_reads_per_step(model, x, y, *, batch: int, callbacks: Sequence[Any] = ()) -> float:
-    """Host reads per step of one more epoch of ``fit``, counted with :mod:`tfperf.host_syncs`."""
+    """Host reads per step of one more epoch of ``fit``, counted with :mod:`tfperf.measure.host_syncs`."""
     with host_syncs.counting() as syncs:
         model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=list(callbacks))
     return syncs.count / -(-len(x) // batch)
@@ -179,12 +214,24 @@ def fit_speed(model, x, y, *, batch: int, epochs: int = 3, callbacks: Sequence[A
     clock = StepClock()
     model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=False, verbose=0, callbacks=[clock, *callbacks])
     seconds = _fastest(clock.step_seconds[1:])
-    return {"samples_per_s": batch / seconds, "ms_per_step": seconds * 1e3,
-            "host_reads_per_step": host_reads_per_step(model, x, y, batch=batch, callbacks=callbacks), "steps": steps}
+    return {
+        "samples_per_s": batch / seconds,
+        "ms_per_step": seconds * 1e3,
+        "host_reads_per_step": host_reads_per_step(model, x, y, batch=batch, callbacks=callbacks),
+        "steps": steps,
+    }
 
 
-def compare_fit_speeds(models: dict[str, Any], x, y, *, batch: int, rounds: int = 3, clock: str = "step",
-                       callbacks: dict[str, Sequence[Any]] | None = None) -> dict[str, dict]:
+def compare_fit_speeds(
+    models: dict[str, Any],
+    x,
+    y,
+    *,
+    batch: int,
+    rounds: int = 3,
+    clock: str = "step",
+    callbacks: dict[str, Sequence[Any]] | None = None,
+) -> dict[str, dict]:
     """The speed of ``fit`` for several models, measured in interleaved rounds (the fair way on a busy machine).
 
     Every model first trains one epoch (it traces); then, ``rounds`` times, each model in
@@ -207,19 +254,34 @@ def compare_fit_speeds(models: dict[str, Any], x, y, *, batch: int, rounds: int 
     for _ in range(rounds):
         for name, model in models.items():
             timer = StepClock() if clock == "step" else EpochClock()
-            model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0,
-                      callbacks=[timer, *callbacks.get(name, ())])
+            model.fit(
+                x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=[timer, *callbacks.get(name, ())]
+            )
             seconds[name] += timer.step_seconds if clock == "step" else [timer.seconds[0] / steps]
-    return {name: {"samples_per_s": batch / _fastest(s), "ms_per_step": _fastest(s) * 1e3,
-                   "host_reads_per_step": host_reads_per_step(models[name], x, y, batch=batch,
-                                                              callbacks=callbacks.get(name, ())),
-                   "steps": steps}
-            for name, s in seconds.items()}
+    return {
+        name: {
+            "samples_per_s": batch / _fastest(s),
+            "ms_per_step": _fastest(s) * 1e3,
+            "host_reads_per_step": host_reads_per_step(
+                models[name], x, y, batch=batch, callbacks=callbacks.get(name, ())
+            ),
+            "steps": steps,
+        }
+        for name, s in seconds.items()
+    }
 
 
-def fit_throughput(batches: Sequence[int] = (32,), steps_per_execution: Sequence[int] = (1, 4, 16, 64), *,
-                   jit_compile: Sequence[bool] = (False,), width: int = 32, hidden: int = 1, steps: int = 64,
-                   epochs: int = 3, progress: Progress | None = None) -> list[dict]:
+def fit_throughput(
+    batches: Sequence[int] = (32,),
+    steps_per_execution: Sequence[int] = (1, 4, 16, 64),
+    *,
+    jit_compile: Sequence[bool] = (False,),
+    width: int = 32,
+    hidden: int = 1,
+    steps: int = 64,
+    epochs: int = 3,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Samples per second of ``fit`` for every batch size x ``steps_per_execution`` x ``jit_compile``.
 
     Each setting trains a fresh model (``width`` units, ``hidden`` layers) for ``epochs``
@@ -230,8 +292,7 @@ def fit_throughput(batches: Sequence[int] = (32,), steps_per_execution: Sequence
     records = []
     for batch, n, jit in settings:
         x, y = make_data(batch * steps)
-        model = compile_classifier(build_classifier(width=width, hidden=hidden), steps_per_execution=n,
-                                   jit_compile=jit)
+        model = compile_classifier(build_classifier(width=width, hidden=hidden), steps_per_execution=n, jit_compile=jit)
         with logs.captured_stderr():  # XLA's start-up notices
             speed = fit_speed(model, x, y, batch=batch, epochs=epochs)
         records.append({"batch": batch, "steps_per_execution": n, "jit_compile": jit, "width": width, **speed})
@@ -242,21 +303,45 @@ def fit_throughput(batches: Sequence[int] = (32,), steps_per_execution: Sequence
 
 def plot_fit_throughput(fig, runs) -> None:
     """Samples/s against ``steps_per_execution``, one line per batch size (and XLA setting)."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_speed, ax_ratio = fig.subplots(1, 2)
     for run, prefix, style in plots.each_run(runs):
-        records = [{**r, "line": f"batch {r['batch']}" + (", XLA" if r["jit_compile"] else "")
-                    + f", width {r['width']}"} for r in run.records]
-        plots.plot_lines(ax_speed, records, x="steps_per_execution", y="samples_per_s", group="line",
-                         label_prefix=prefix, logx=True, logy=True, linestyle=style,
-                         xlabel="steps_per_execution (N)", ylabel="samples per second")
-        base = {(r["line"]): r["samples_per_s"] for r in records if r["steps_per_execution"] == min(
-            q["steps_per_execution"] for q in records)}
+        records = [
+            {**r, "line": f"batch {r['batch']}" + (", XLA" if r["jit_compile"] else "") + f", width {r['width']}"}
+            for r in run.records
+        ]
+        plots.plot_lines(
+            ax_speed,
+            records,
+            x="steps_per_execution",
+            y="samples_per_s",
+            group="line",
+            label_prefix=prefix,
+            logx=True,
+            logy=True,
+            linestyle=style,
+            xlabel="steps_per_execution (N)",
+            ylabel="samples per second",
+        )
+        base = {
+            (r["line"]): r["samples_per_s"]
+            for r in records
+            if r["steps_per_execution"] == min(q["steps_per_execution"] for q in records)
+        }
         ratios = [{**r, "speedup": r["samples_per_s"] / base[r["line"]]} for r in records]
-        plots.plot_lines(ax_ratio, ratios, x="steps_per_execution", y="speedup", group="line", label_prefix=prefix,
-                         logx=True, linestyle=style, xlabel="steps_per_execution (N)",
-                         ylabel="speedup over the smallest N")
+        plots.plot_lines(
+            ax_ratio,
+            ratios,
+            x="steps_per_execution",
+            y="speedup",
+            group="line",
+            label_prefix=prefix,
+            logx=True,
+            linestyle=style,
+            xlabel="steps_per_execution (N)",
+            ylabel="speedup over the smallest N",
+        )
     ax_speed.set_title("fit throughput (higher is better)")
     ax_ratio.set_title("What N steps per call buys")
     for ax in (ax_speed, ax_ratio):
@@ -278,15 +363,19 @@ def callback_costs(*, batch: int = 32, steps: int = 64, rounds: int = 5) -> list
     return [{"callbacks": name, **speeds[name]} for name in names]
 
 
-def execution_modes(modes: Sequence[str] = EXECUTION_MODES, *, width: int = 32, batch: int = 32, steps: int = 32,
-                    rounds: int = 3) -> list[dict]:
+def execution_modes(
+    modes: Sequence[str] = EXECUTION_MODES, *, width: int = 32, batch: int = 32, steps: int = 32, rounds: int = 3
+) -> list[dict]:
     """``fit`` speed with ``run_eagerly=True``, compiled, and compiled with XLA, in interleaved rounds.
 
     Records: ``mode``, ``width``, ``samples_per_s``, ``ms_per_step``, ``host_reads_per_step``.
     """
     x, y = make_data(batch * steps)
-    options = {EXECUTION_MODES[0]: {"run_eagerly": True}, EXECUTION_MODES[1]: {"jit_compile": False},
-               EXECUTION_MODES[2]: {"jit_compile": True}}
+    options = {
+        EXECUTION_MODES[0]: {"run_eagerly": True},
+        EXECUTION_MODES[1]: {"jit_compile": False},
+        EXECUTION_MODES[2]: {"jit_compile": True},
+    }
     models = {mode: compile_classifier(build_classifier(width=width), **options[mode]) for mode in modes}
     with logs.captured_stderr():  # XLA's start-up notices
         speeds = compare_fit_speeds(models, x, y, batch=batch, rounds=rounds)
@@ -330,10 +419,11 @@ def prediction_way(way: str, model) -> Callable[[np.ndarray], np.ndarray]:
     """A function ``x -> probabilities`` that predicts the way named ``way`` (one of :data:`PREDICTION_WAYS`)."""
     graph = tf.function(lambda x: model(x, training=False))
     ways = {
-        PREDICTION_WAYS[0]: lambda x: np.concatenate([model.predict(x[i:i + 1], verbose=0) for i in range(len(x))]),
+        PREDICTION_WAYS[0]: lambda x: np.concatenate([model.predict(x[i : i + 1], verbose=0) for i in range(len(x))]),
         PREDICTION_WAYS[1]: lambda x: model.predict(x, batch_size=1, verbose=0),
-        PREDICTION_WAYS[2]: lambda x: np.concatenate([model.predict(x[i:i + 8], verbose=0)
-                                                      for i in range(0, len(x), 8)]),
+        PREDICTION_WAYS[2]: lambda x: np.concatenate(
+            [model.predict(x[i : i + 8], verbose=0) for i in range(0, len(x), 8)]
+        ),
         PREDICTION_WAYS[3]: lambda x: model.predict(x, verbose=0),
         PREDICTION_WAYS[4]: lambda x: model(x, training=False).numpy(),
         PREDICTION_WAYS[5]: lambda x: graph(x).numpy(),
@@ -344,8 +434,14 @@ def prediction_way(way: str, model) -> Callable[[np.ndarray], np.ndarray]:
     return ways[way]
 
 
-def prediction_costs(samples: int = 64, ways: Sequence[str] = PREDICTION_WAYS, *, repeats: int = 3,
-                     min_time: float = 0.05, progress: Progress | None = None) -> list[dict]:
+def prediction_costs(
+    samples: int = 64,
+    ways: Sequence[str] = PREDICTION_WAYS,
+    *,
+    repeats: int = 3,
+    min_time: float = 0.05,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Time each way of predicting ``samples`` samples; count how often the model ran.
 
     Records: ``way``, ``ms_per_sample``, ``ms_per_call`` (one call predicts all samples),
@@ -362,9 +458,16 @@ def prediction_costs(samples: int = 64, ways: Sequence[str] = PREDICTION_WAYS, *
         fn(x)
         runs = runs_of() - before
         t = timing.measure(lambda: fn(x), repeats=repeats, min_time=min_time, warmup=0)
-        records.append({"way": way, "samples": samples, "ms_per_call": t.median * 1e3,
-                        "ms_per_sample": t.median / samples * 1e3, "runs": runs,
-                        "max_difference": float(np.max(np.abs(got - expected)))})
+        records.append(
+            {
+                "way": way,
+                "samples": samples,
+                "ms_per_call": t.median * 1e3,
+                "ms_per_sample": t.median / samples * 1e3,
+                "runs": runs,
+                "max_difference": float(np.max(np.abs(got - expected))),
+            }
+        )
         if progress:
             progress(len(records), len(ways))
     return records
@@ -378,8 +481,10 @@ def mixed_precision_support() -> str:
     """
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
-        return ("no GPU: the guide expects no gain from float16 on a CPU (only from mixed_bfloat16 on recent "
-                "Intel CPUs); the lines below measure what this CPU does")
+        return (
+            "no GPU: the guide expects no gain from float16 on a CPU (only from mixed_bfloat16 on recent "
+            "Intel CPUs); the lines below measure what this CPU does"
+        )
     capability = tf.config.experimental.get_device_details(gpus[0]).get("compute_capability")
     if capability and tuple(capability) >= (7, 0):
         return f"GPU of compute capability {capability[0]}.{capability[1]}: Tensor Cores, mixed precision can help"

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tfperf import device, logs, timing
-from tfperf.timing import Progress
+from tfperf.measure import timing
+from tfperf.measure.timing import Progress
+from tfperf.runtime import device, logs
 
 STRATEGIES = ("convert every step", "convert once", ".numpy() round trip")
 
@@ -34,8 +35,8 @@ def loop_for(strategy: str, array: np.ndarray, steps: int) -> Callable[[], objec
 
     # What each strategy does at the start of a step, given the tensor of the step before.
     next_tensor = {
-        "convert every step": lambda x: tf.convert_to_tensor(array),   # host -> device, every step
-        "convert once": lambda x: x,                                    # already on the device
+        "convert every step": lambda x: tf.convert_to_tensor(array),  # host -> device, every step
+        "convert once": lambda x: x,  # already on the device
         ".numpy() round trip": lambda x: tf.convert_to_tensor(x.numpy()),  # device -> host -> device
     }
     if strategy not in next_tensor:
@@ -55,8 +56,15 @@ def loop_for(strategy: str, array: np.ndarray, steps: int) -> Callable[[], objec
     return run_steps
 
 
-def copy_costs(sizes_mb: Sequence[float], strategies: Sequence[str] = STRATEGIES, *, steps: int = 20,
-               repeats: int = 3, min_time: float = 0.05, progress: Progress | None = None) -> list[dict]:
+def copy_costs(
+    sizes_mb: Sequence[float],
+    strategies: Sequence[str] = STRATEGIES,
+    *,
+    steps: int = 20,
+    repeats: int = 3,
+    min_time: float = 0.05,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Time each strategy at each array size.
 
     Returns one record per (size, strategy): ``size_mb``, ``strategy``, ``ms_per_step``
@@ -69,13 +77,15 @@ def copy_costs(sizes_mb: Sequence[float], strategies: Sequence[str] = STRATEGIES
         for strategy in strategies:
             t = timing.measure(loop_for(strategy, array, steps), repeats=repeats, min_time=min_time)
             seconds_per_step = t.median / steps
-            records.append({
-                "size_mb": array.nbytes / 1e6,
-                "strategy": strategy,
-                "ms_per_step": seconds_per_step * 1e3,
-                "gb_per_s": array.nbytes / seconds_per_step / 1e9,
-                "device": device.compute_device(),
-            })
+            records.append(
+                {
+                    "size_mb": array.nbytes / 1e6,
+                    "strategy": strategy,
+                    "ms_per_step": seconds_per_step * 1e3,
+                    "gb_per_s": array.nbytes / seconds_per_step / 1e9,
+                    "device": device.compute_device(),
+                }
+            )
             if progress:
                 progress(len(records), total)
     return records
@@ -83,15 +93,36 @@ def copy_costs(sizes_mb: Sequence[float], strategies: Sequence[str] = STRATEGIES
 
 def plot_copy_costs(fig, runs) -> None:
     """Draw runs of :func:`copy_costs`: time per step and effective bandwidth against size."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_time, ax_bw = fig.subplots(1, 2)
     for run, prefix, style in plots.each_run(runs):
-        plots.plot_lines(ax_time, run.records, x="size_mb", y="ms_per_step", group="strategy", label_prefix=prefix,
-                         logx=True, logy=True, linestyle=style, xlabel="array size (MB)", ylabel="time per step (ms)")
-        plots.plot_lines(ax_bw, run.records, x="size_mb", y="gb_per_s", group="strategy", label_prefix=prefix,
-                         logx=True, logy=True, linestyle=style, xlabel="array size (MB)",
-                         ylabel="array bytes per second (GB/s)")
+        plots.plot_lines(
+            ax_time,
+            run.records,
+            x="size_mb",
+            y="ms_per_step",
+            group="strategy",
+            label_prefix=prefix,
+            logx=True,
+            logy=True,
+            linestyle=style,
+            xlabel="array size (MB)",
+            ylabel="time per step (ms)",
+        )
+        plots.plot_lines(
+            ax_bw,
+            run.records,
+            x="size_mb",
+            y="gb_per_s",
+            group="strategy",
+            label_prefix=prefix,
+            logx=True,
+            logy=True,
+            linestyle=style,
+            xlabel="array size (MB)",
+            ylabel="array bytes per second (GB/s)",
+        )
     ax_time.set_title("Cost per step (lower is better)")
     ax_bw.set_title("Effective bandwidth (higher is better)")
     plots.legend(ax_bw, runs, fontsize=8)

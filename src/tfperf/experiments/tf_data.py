@@ -37,16 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import logs, monitor, pipeline_timeline, timing
-from tfperf.timing import Progress
+from tfperf.measure import monitor, pipeline_timeline, timing
+from tfperf.measure.timing import Progress
+from tfperf.runtime import logs
 
 tf = logs.tensorflow()
 AUTOTUNE = tf.data.AUTOTUNE
 
-RECORD_BYTES = 256          #: bytes per stored record; decoded, a record is as many float32 values
-DECODE_LAYERS = 8           #: dense layers in :func:`decode`
-AUGMENT_PY_MS = 3.0         #: CPU milliseconds of Python work per element in :func:`augment_py`
-STEP_SECONDS = 0.002        #: simulated device time of :func:`device_step`
+RECORD_BYTES = 256  #: bytes per stored record; decoded, a record is as many float32 values
+DECODE_LAYERS = 8  #: dense layers in :func:`decode`
+AUGMENT_PY_MS = 3.0  #: CPU milliseconds of Python work per element in :func:`augment_py`
+STEP_SECONDS = 0.002  #: simulated device time of :func:`device_step`
 
 # ---------------------------------------------------------------------------------------
 # CPU-bound Python work, calibrated once per process.
@@ -108,8 +109,14 @@ class SimulatedStorage:
     every read is also a span of its timeline.
     """
 
-    def __init__(self, records: int, *, latency: float = 0.001, seed: int | None = None,
-                 recorder: pipeline_timeline.Recorder | None = None):
+    def __init__(
+        self,
+        records: int,
+        *,
+        latency: float = 0.001,
+        seed: int | None = None,
+        recorder: pipeline_timeline.Recorder | None = None,
+    ):
         self._records = np.random.default_rng(seed).integers(0, 256, (records, RECORD_BYTES), dtype=np.uint8)
         self._latency = float(latency)
         _READ_COUNTS[self] = _ReadCounts()
@@ -141,7 +148,7 @@ class SimulatedStorage:
     @property
     def reader(self):
         """The Python function that :meth:`read` runs inside ``tf.py_function`` (what
-        :func:`tfperf.dataset_graph.calls` looks for in a pipeline)."""
+        :func:`tfperf.measure.dataset_graph.calls` looks for in a pipeline)."""
         return self._read
 
     def _read(self, key):
@@ -205,7 +212,8 @@ def _weights():
         rng = np.random.default_rng(1234)
         with tf.init_scope():
             _state["weights"] = tf.constant(
-                (rng.standard_normal((RECORD_BYTES, RECORD_BYTES)) / np.sqrt(RECORD_BYTES)).astype(np.float32))
+                (rng.standard_normal((RECORD_BYTES, RECORD_BYTES)) / np.sqrt(RECORD_BYTES)).astype(np.float32)
+            )
     return _state["weights"]
 
 
@@ -244,7 +252,7 @@ def augment(key, x):
 
 
 def _augment_python(key, x, epoch):
-    python_work(AUGMENT_PY_MS)                           # Python's CPU time, under the GIL
+    python_work(AUGMENT_PY_MS)  # Python's CPU time, under the GIL
     shift, sign = _draw(int(key), int(epoch))
     return (sign * np.roll(x.numpy(), -shift)).astype(np.float32)
 
@@ -305,12 +313,20 @@ def records_from_generator(store: SimulatedStorage):
         for key in range(len(store)):
             yield key, store.read_now(key)
 
-    return tf.data.Dataset.from_generator(records, output_signature=(
-        tf.TensorSpec([], tf.int64), tf.TensorSpec([RECORD_BYTES], tf.uint8)))
+    return tf.data.Dataset.from_generator(
+        records, output_signature=(tf.TensorSpec([], tf.int64), tf.TensorSpec([RECORD_BYTES], tf.uint8))
+    )
 
 
-def build_pipeline(store: SimulatedStorage, batch: int, *, parallel: bool = False, vectorized: bool = False,
-                   cache: str = "none", prefetch: bool = False):
+def build_pipeline(
+    store: SimulatedStorage,
+    batch: int,
+    *,
+    parallel: bool = False,
+    vectorized: bool = False,
+    cache: str = "none",
+    prefetch: bool = False,
+):
     """The chapter's pipeline: read every record of ``store``, :func:`decode`, :func:`augment`, batch.
 
     - ``parallel``: read with a parallel map over the keys (``num_parallel_calls=AUTOTUNE``)
@@ -352,14 +368,24 @@ def same_epochs(a: Sequence[tuple], b: Sequence[tuple], *, rtol: float = 1e-5, a
     return True
 
 
-def pipeline_runs(records: int, batch: int, epochs: int, *, parallel: bool = False, vectorized: bool = False,
-                  cache: str = "none", prefetch: bool = False, latency: float = 0.001, label: str = "",
-                  progress: Progress | None = None) -> list[dict]:
+def pipeline_runs(
+    records: int,
+    batch: int,
+    epochs: int,
+    *,
+    parallel: bool = False,
+    vectorized: bool = False,
+    cache: str = "none",
+    prefetch: bool = False,
+    latency: float = 0.001,
+    label: str = "",
+    progress: Progress | None = None,
+) -> list[dict]:
     """Train ``epochs`` epochs on :func:`build_pipeline` with these settings, recording its timeline.
 
     One record per epoch: ``epoch``, ``seconds``, ``elements_per_s``, ``waiting`` (seconds the
     loop waited for input), ``pipeline`` (``label`` or the settings in words); the first
-    record also holds the whole run's ``timeline`` (a :class:`tfperf.pipeline_timeline.Timeline`)
+    record also holds the whole run's ``timeline`` (a :class:`tfperf.measure.pipeline_timeline.Timeline`)
     and ``same_as_naive`` (whether every epoch delivered what the naive pipeline delivers).
     """
     recorder = pipeline_timeline.Recorder()
@@ -368,15 +394,27 @@ def pipeline_runs(records: int, batch: int, epochs: int, *, parallel: bool = Fal
     instant = SimulatedStorage(records, latency=0.0, seed=seed)  # the same records, to check what was delivered
     settings = dict(parallel=parallel, vectorized=vectorized, cache=cache, prefetch=prefetch)
     name = label or describe_settings(**settings)
-    timeline = recorder.run(build_pipeline(store, batch, **settings), lambda element: device_step(*element),
-                            epochs=epochs, before_epoch=set_epoch)
+    timeline = recorder.run(
+        build_pipeline(store, batch, **settings),
+        lambda element: device_step(*element),
+        epochs=epochs,
+        before_epoch=set_epoch,
+    )
     reference = train_epochs(build_pipeline(instant, batch), epochs, step=lambda keys, features: None)
     delivered = train_epochs(build_pipeline(instant, batch, **settings), epochs, step=lambda keys, features: None)
     rows = []
     for epoch, (start, end) in enumerate(timeline.epochs):
         waited = sum(e["delivered"] - e["requested"] for e in timeline.elements if e["epoch"] == epoch)
-        rows.append({"pipeline": name, "epoch": epoch + 1, "seconds": end - start,
-                     "elements_per_s": records / max(end - start, 1e-9), "waiting": waited, **settings})
+        rows.append(
+            {
+                "pipeline": name,
+                "epoch": epoch + 1,
+                "seconds": end - start,
+                "elements_per_s": records / max(end - start, 1e-9),
+                "waiting": waited,
+                **settings,
+            }
+        )
         if progress:
             progress(epoch + 1, epochs)
     rows[0]["timeline"] = timeline
@@ -384,11 +422,16 @@ def pipeline_runs(records: int, batch: int, epochs: int, *, parallel: bool = Fal
     return rows
 
 
-def describe_settings(parallel: bool = False, vectorized: bool = False, cache: str = "none",
-                      prefetch: bool = False) -> str:
+def describe_settings(
+    parallel: bool = False, vectorized: bool = False, cache: str = "none", prefetch: bool = False
+) -> str:
     """``"parallel + cache before augment + prefetch"``, or ``"naive"``."""
-    parts = [("parallel" if parallel else ""), ("vectorized" if vectorized else ""),
-             (f"cache {cache}" if cache != "none" else ""), ("prefetch" if prefetch else "")]
+    parts = [
+        ("parallel" if parallel else ""),
+        ("vectorized" if vectorized else ""),
+        (f"cache {cache}" if cache != "none" else ""),
+        ("prefetch" if prefetch else ""),
+    ]
     return " + ".join(p for p in parts if p) or "naive"
 
 
@@ -398,7 +441,7 @@ def plot_pipeline_runs(fig, runs) -> None:
     stay readable however many runs there are), and the timeline of the last pipeline of the last run."""
     import textwrap
 
-    from tfperf import plots
+    from tfperf.lesson import plots
 
     ax_bars, ax_time = fig.subplots(1, 2, width_ratios=[1, 1.3])
     groups, first, later = [], [], []
@@ -416,8 +459,9 @@ def plot_pipeline_runs(fig, runs) -> None:
     ax_bars.set_title("Throughput of the pipeline in training")
     last = [r for r in runs[-1].records if "timeline" in r] if runs else []
     if last:
-        pipeline_timeline.plot(ax_time, last[-1]["timeline"], title=f"Timeline: {last[-1]['pipeline']}\n"
-                               + last[-1]["timeline"].summary())
+        pipeline_timeline.plot(
+            ax_time, last[-1]["timeline"], title=f"Timeline: {last[-1]['pipeline']}\n" + last[-1]["timeline"].summary()
+        )
 
 
 def plot_timelines(fig, runs) -> None:
@@ -425,8 +469,9 @@ def plot_timelines(fig, runs) -> None:
     records = [r for r in runs[-1].records if "timeline" in r] if runs else []
     axes = fig.subplots(len(records), 1, sharex=True, squeeze=False)[:, 0]
     for ax, r in zip(axes, records):
-        pipeline_timeline.plot(ax, r["timeline"], title=f"{r['pipeline']}: {r['timeline'].summary()}",
-                               span_colors={"read": "#9467bd"})
+        pipeline_timeline.plot(
+            ax, r["timeline"], title=f"{r['pipeline']}: {r['timeline'].summary()}", span_colors={"read": "#9467bd"}
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -437,10 +482,12 @@ WORK_KINDS = ("sleep in tf.py_function (I/O-like)", "Python CPU work in tf.py_fu
 
 def _work_map(kind: str, ms: float):
     if kind == WORK_KINDS[0]:
+
         def work(x):
             time.sleep(ms / 1e3)
             return x
     elif kind == WORK_KINDS[1]:
+
         def work(x):
             python_work(ms)
             return x
@@ -455,6 +502,7 @@ def _work_map(kind: str, ms: float):
             for _ in range(reps):
                 y = tf.tanh(tf.matmul(y, w))
             return x + tf.cast(tf.reduce_sum(y) * 0.0, tf.int64)
+
         return ops
     else:
         raise ValueError(f"kind must be one of {WORK_KINDS}; got {kind!r}")
@@ -479,8 +527,9 @@ def matmuls_per_ms(size: int = 64) -> float:
     return _calibration[key]
 
 
-def parallel_map_gain(kind: str, elements: int = 64, ms: float = 2.0, *, parallel_calls: int = AUTOTUNE,
-                      repeats: int = 3) -> dict:
+def parallel_map_gain(
+    kind: str, elements: int = 64, ms: float = 2.0, *, parallel_calls: int = AUTOTUNE, repeats: int = 3
+) -> dict:
     """Seconds to iterate ``range(elements).map(work)`` with a sequential and a parallel map.
 
     ``work`` costs about ``ms`` milliseconds per element, of the given :data:`WORK_KINDS`.
@@ -503,8 +552,9 @@ def parallel_map_gain(kind: str, elements: int = 64, ms: float = 2.0, *, paralle
     return {"kind": kind, "sequential_s": seq, "parallel_s": par, "speedup": seq / max(par, 1e-9)}
 
 
-def vectorized_map_gain(fn: Callable, elements: int, batch: int = 32, *, parallel: bool = False,
-                        repeats: int = 5) -> dict:
+def vectorized_map_gain(
+    fn: Callable, elements: int, batch: int = 32, *, parallel: bool = False, repeats: int = 5
+) -> dict:
     """Seconds to iterate ``elements`` in-memory records (random ``float32`` features) mapped by
     ``fn`` then batched, and batched then mapped by ``fn`` (one call per batch), with no storage
     reads: the map's own work is all there is. ``fn(keys, features)`` must work on one element and on a batch (:func:`decode`,
@@ -526,12 +576,19 @@ def vectorized_map_gain(fn: Callable, elements: int, batch: int = 32, *, paralle
         per_s.append(timing.stopwatch(lambda: [None for _ in per_element])[1])
         vec_s.append(timing.stopwatch(lambda: [None for _ in vectorized])[1])
     per, vec = statistics.median(per_s), statistics.median(vec_s)
-    return {"function": getattr(fn, "__name__", repr(fn)), "parallel": parallel, "per_element_s": per,
-            "vectorized_s": vec, "speedup": per / max(vec, 1e-9), "same_values": same}
+    return {
+        "function": getattr(fn, "__name__", repr(fn)),
+        "parallel": parallel,
+        "per_element_s": per,
+        "vectorized_s": vec,
+        "speedup": per / max(vec, 1e-9),
+        "same_values": same,
+    }
 
 
-def threads_in_flight(private_threadpool_size: int | None = None, *, calls: int = 32, elements: int = 64,
-                      latency: float = 0.005) -> int:
+def threads_in_flight(
+    private_threadpool_size: int | None = None, *, calls: int = 32, elements: int = 64, latency: float = 0.005
+) -> int:
     """The most reads in flight at once when a map with ``num_parallel_calls=calls`` reads sleeping
     storage: how many threads ``tf.data`` gives that map (with that ``private_threadpool_size``)."""
     store = SimulatedStorage(elements, latency=latency)
@@ -551,6 +608,7 @@ def threads_in_flight(private_threadpool_size: int | None = None, *, calls: int 
 
 def sleeping_pipeline(batches: int, ms: float, batch: int = 8):
     """``batches`` batches of ``(keys, features)``, each costing ``ms`` ms of input work (a read that waits)."""
+
     def produce(index):
         time.sleep(ms / 1e3)
         return index
@@ -561,6 +619,7 @@ def sleeping_pipeline(batches: int, ms: float, batch: int = 8):
 
 def sleeping_step(ms: float) -> Callable[[Any], None]:
     """A training step that takes ``ms`` ms of "device" time on a batch ``(keys, features)``."""
+
     def step(element) -> None:
         tf.reduce_sum(element[1])
         time.sleep(ms / 1e3)
@@ -568,39 +627,58 @@ def sleeping_step(ms: float) -> Callable[[Any], None]:
     return step
 
 
-def fit_runs(records: int, batch: int, epochs: int, variants: Sequence[dict], *, latency: float = 0.002,
-             progress: Progress | None = None) -> list[dict]:
+def fit_runs(
+    records: int,
+    batch: int,
+    epochs: int,
+    variants: Sequence[dict],
+    *,
+    latency: float = 0.002,
+    progress: Progress | None = None,
+) -> list[dict]:
     """Keras ``fit`` on :func:`build_pipeline` with each of ``variants`` (settings dicts).
 
     The model (two dense layers) learns each record's mean from its augmented features; a
     callback sets the epoch for :func:`augment`. One record per variant: ``pipeline``,
     ``epoch_seconds`` (each epoch, the first including Keras' tracing), ``busy`` (the mean of
-    :mod:`tfperf.monitor`'s samples) and ``timeline`` (the samples).
+    :mod:`tfperf.measure.monitor`'s samples) and ``timeline`` (the samples).
     """
     import keras
+
     rows = []
     for i, settings in enumerate(variants):
         settings = dict(settings)
         prefetch = settings.pop("prefetch", False)
         store = SimulatedStorage(records, latency=latency)
         ds = build_pipeline(store, batch, **settings).map(
-            lambda keys, x: (x, tf.reduce_mean(x, axis=-1, keepdims=True)))
+            lambda keys, x: (x, tf.reduce_mean(x, axis=-1, keepdims=True))
+        )
         if prefetch:
             ds = ds.prefetch(AUTOTUNE)
-        model = keras.Sequential([keras.Input((RECORD_BYTES,)), keras.layers.Dense(64, activation="relu"),
-                                  keras.layers.Dense(1)])
+        model = keras.Sequential(
+            [keras.Input((RECORD_BYTES,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(1)]
+        )
         model.compile(optimizer="sgd", loss="mse")
         marks: list[float] = []
         callback = keras.callbacks.LambdaCallback(
             on_epoch_begin=lambda epoch, logs=None: (set_epoch(epoch), marks.append(timing.now())),
-            on_epoch_end=lambda epoch, logs=None: marks.append(timing.now()))
-        with logs.captured_stderr():  # Keras warns that a dataset of unknown length "ran out of data" at each epoch's end
+            on_epoch_end=lambda epoch, logs=None: marks.append(timing.now()),
+        )
+        with (
+            logs.captured_stderr()
+        ):  # Keras warns that a dataset of unknown length "ran out of data" at each epoch's end
             _, samples = monitor.busy_while(
-                lambda: model.fit(ds, epochs=epochs, verbose=0, shuffle=False, callbacks=[callback]), interval=0.02)
-        rows.append({"pipeline": describe_settings(prefetch=prefetch, **settings),
-                     "epoch_seconds": [marks[j + 1] - marks[j] for j in range(0, len(marks) - 1, 2)],
-                     "busy": monitor.mean_busy(samples), "timeline": samples,
-                     "source": samples[0]["source"] if samples else "cpu"})
+                lambda: model.fit(ds, epochs=epochs, verbose=0, shuffle=False, callbacks=[callback]), interval=0.02
+            )
+        rows.append(
+            {
+                "pipeline": describe_settings(prefetch=prefetch, **settings),
+                "epoch_seconds": [marks[j + 1] - marks[j] for j in range(0, len(marks) - 1, 2)],
+                "busy": monitor.mean_busy(samples),
+                "timeline": samples,
+                "source": samples[0]["source"] if samples else "cpu",
+            }
+        )
         if progress:
             progress(i + 1, len(variants))
     return rows
@@ -608,17 +686,23 @@ def fit_runs(records: int, batch: int, epochs: int, variants: Sequence[dict], *,
 
 def plot_fit_runs(fig, runs) -> None:
     """Draw the last run of :func:`fit_runs`: how busy the device was while ``fit`` consumed each pipeline."""
-    from tfperf import plots
+    from tfperf.lesson import plots
 
-    plots.plot_busy_timeline(fig.subplots(1, 1), runs[-1].records if runs else [], label="pipeline",
-                             xlabel="time since fit started (s)",
-                             title="How busy the device is while fit consumes the pipeline")
+    plots.plot_busy_timeline(
+        fig.subplots(1, 1),
+        runs[-1].records if runs else [],
+        label="pipeline",
+        xlabel="time since fit started (s)",
+        title="How busy the device is while fit consumes the pipeline",
+    )
 
 
 PREFETCH_VARIANTS = ("no prefetch (autotune and inject_prefetch off)", "default options", "explicit prefetch")
 
 
-def prefetch_overlap(batches: int = 12, pipeline_ms: float = 5.0, step_ms: float = 5.0, *, repeats: int = 5) -> list[dict]:
+def prefetch_overlap(
+    batches: int = 12, pipeline_ms: float = 5.0, step_ms: float = 5.0, *, repeats: int = 5
+) -> list[dict]:
     """The pipeline alone, the steps alone and both, for :func:`sleeping_pipeline` and
     :func:`sleeping_step`, in the three :data:`PREFETCH_VARIANTS` (medians of ``repeats``, seconds).
 
@@ -629,8 +713,11 @@ def prefetch_overlap(batches: int = 12, pipeline_ms: float = 5.0, step_ms: float
     off.autotune.enabled = False
     off.experimental_optimization.inject_prefetch = False
     step = sleeping_step(step_ms)
-    variants = {PREFETCH_VARIANTS[0]: lambda ds: ds.with_options(off), PREFETCH_VARIANTS[1]: lambda ds: ds,
-                PREFETCH_VARIANTS[2]: lambda ds: ds.prefetch(AUTOTUNE)}
+    variants = {
+        PREFETCH_VARIANTS[0]: lambda ds: ds.with_options(off),
+        PREFETCH_VARIANTS[1]: lambda ds: ds,
+        PREFETCH_VARIANTS[2]: lambda ds: ds.prefetch(AUTOTUNE),
+    }
     in_memory = list(sleeping_pipeline(batches, 0.0))
 
     def median(fn):
@@ -640,8 +727,14 @@ def prefetch_overlap(batches: int = 12, pipeline_ms: float = 5.0, step_ms: float
     rows = []
     for name, make in variants.items():
         ds = make(sleeping_pipeline(batches, pipeline_ms))
-        rows.append({"variant": name, "pipeline_s": median(lambda: [None for _ in ds]), "step_s": step_s,
-                     "both_s": median(lambda: [step(b) for b in ds])})
+        rows.append(
+            {
+                "variant": name,
+                "pipeline_s": median(lambda: [None for _ in ds]),
+                "step_s": step_s,
+                "both_s": median(lambda: [step(b) for b in ds]),
+            }
+        )
     return rows
 
 

@@ -2,17 +2,24 @@
 
 Every failure is a :class:`GradingFailure` whose message says what was measured, what
 was expected, and which section of the notebook to reread. The learner's code runs
-inside :func:`tfperf.logs.captured_stderr`, so its warnings and TensorFlow's log lines
+inside :func:`tfperf.runtime.logs.captured_stderr`, so its warnings and TensorFlow's log lines
 cannot reach the test cell's stderr (which nbgrader would score as a failure).
 
-One module per kind of check: ``results`` (what code returns), ``speed`` (speedups and
-steady epochs), ``tracing`` (trace counts), ``syncs`` (host reads and uploads),
-``printing`` (what code prints), ``pipelines`` (tf.data pipelines), ``classifiers`` (probabilities, accuracy, a loss that
-matches the output), ``model_runs`` (how often a model runs), ``train_steps`` (host reads
-inside a Keras training step; Keras untouched); ``calls`` runs learner code quietly;
-``guard`` refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
-or whose given code (registered with :func:`given`), was changed; ``screen`` reads answer
-cells for code that has no place in an answer.
+Modules, bottom to top (each imports only those listed before it):
+
+- ``targets`` (+ ``targets.toml``): throughput targets per exercise and device class.
+- ``calls``: runs learner code quietly; ``GradingFailure``.
+- ``guard``: refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
+  or whose given code (registered with :func:`given`), was changed.
+- ``results``: what code returns.
+- ``classifiers``: probabilities, accuracy, a loss that matches the output.
+- ``model_runs``: how often a model runs.
+- ``pipelines``: tf.data pipelines.
+- ``printing``: what code prints.
+- ``speed``: speedups and steady epochs.
+- ``syncs``: host reads and uploads.
+- ``tracing``: trace counts.
+- ``train_steps``: host reads inside a Keras training step; Keras untouched.
 """
 
 from tfperf.grading.calls import GradingFailure, call
@@ -33,11 +40,31 @@ from tfperf.grading.tracing import assert_traces_at_most, tracing_count
 from tfperf.grading.train_steps import assert_keras_pristine, assert_no_host_reads_in_train_step
 
 __all__ = [
-    "GradingFailure", "RECORD_ENV_VAR",
-    "assert_accuracy_at_least", "assert_keras_pristine", "assert_loss_matches_output", "assert_model_runs",
-    "assert_no_host_reads_in_train_step", "assert_probabilities", "call", "predictions",
-    "assert_host_syncs_at_most", "assert_prints_at_most", "assert_prints_each_call", "assert_raises",
-    "assert_speedup", "assert_steady_epochs", "assert_traces_at_most", "assert_uploads_at_most",
-    "check_function", "check_pipeline_stages", "check_reports", "check_same_as", "check_same_epochs", "check_same_result",
-    "dataset_from", "given", "tracing_count",
+    "GradingFailure",
+    "RECORD_ENV_VAR",
+    "assert_accuracy_at_least",
+    "assert_keras_pristine",
+    "assert_loss_matches_output",
+    "assert_model_runs",
+    "assert_no_host_reads_in_train_step",
+    "assert_probabilities",
+    "call",
+    "predictions",
+    "assert_host_syncs_at_most",
+    "assert_prints_at_most",
+    "assert_prints_each_call",
+    "assert_raises",
+    "assert_speedup",
+    "assert_steady_epochs",
+    "assert_traces_at_most",
+    "assert_uploads_at_most",
+    "check_function",
+    "check_pipeline_stages",
+    "check_reports",
+    "check_same_as",
+    "check_same_epochs",
+    "check_same_result",
+    "dataset_from",
+    "given",
+    "tracing_count",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfperf import logs
+from tfperf.runtime import logs
 
 
 class GradingFailure(AssertionError):
@@ -22,7 +22,7 @@ class GradingFailure(AssertionError):
 
 
 def reread(section: str | None) -> str:
-    return f"\nReread the section \"{section}\"." if section else ""
+    return f'\nReread the section "{section}".' if section else ""
 
 
 _SYMBOLIC_HINT = (
@@ -46,11 +46,12 @@ def call(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str 
     return call_capturing(fn, args, who=who, section=section, stdout=False)[0]
 
 
-def call_capturing(fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None,
-                    stdout: bool) -> tuple[Any, logs.Captured]:
+def call_capturing(
+    fn: Callable[..., Any], args: Sequence[Any], *, who: str, section: str | None, stdout: bool
+) -> tuple[Any, logs.Captured]:
     """:func:`_call`, also returning what the call wrote (to stdout too if ``stdout``)."""
     try:
-        with (logs.captured_output() if stdout else logs.captured_stderr()) as captured:
+        with logs.captured_output() if stdout else logs.captured_stderr() as captured:
             result = fn(*args)
         return result, captured
     except GradingFailure:
@@ -58,5 +59,7 @@ def call_capturing(fn: Callable[..., Any], args: Sequence[Any], *, who: str, sec
     except Exception as err:  # the learner's bug, reported as a failure of this check
         hint = explain(err)
         if isinstance(err, NotImplementedError) and not hint:
-            raise GradingFailure(f"{who} is not written yet (it raises NotImplementedError).{reread(section)}") from None
+            raise GradingFailure(
+                f"{who} is not written yet (it raises NotImplementedError).{reread(section)}"
+            ) from None
         raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}") from err

@@ -24,16 +24,25 @@ def predictions(model: Any, x: Any, *, what: str = "The model's predict()", sect
 
 
 @guard.checked
-def assert_probabilities(outputs: Any, *, samples: int, classes: int, what: str = "The predictions",
-                         atol: float = 1e-3, section: str | None = None) -> np.ndarray:
+def assert_probabilities(
+    outputs: Any,
+    *,
+    samples: int,
+    classes: int,
+    what: str = "The predictions",
+    atol: float = 1e-3,
+    section: str | None = None,
+) -> np.ndarray:
     """Fail unless ``outputs`` holds ``samples`` rows of ``classes`` probabilities that sum to 1.
 
     Returns the outputs as a NumPy array.
     """
     p = as_array(outputs, what)
     if p.shape != (samples, classes):
-        raise GradingFailure(f"{what} have shape {p.shape}; expected ({samples}, {classes}): one row of "
-                             f"{classes} class probabilities per sample.{reread(section)}")
+        raise GradingFailure(
+            f"{what} have shape {p.shape}; expected ({samples}, {classes}): one row of "
+            f"{classes} class probabilities per sample.{reread(section)}"
+        )
     if not np.all(np.isfinite(p)):
         raise GradingFailure(f"{what} contain NaN or infinite values.{reread(section)}")
     low, high = float(p.min()), float(p.max())
@@ -44,13 +53,15 @@ def assert_probabilities(outputs: Any, *, samples: int, classes: int, what: str 
             f"{what} are not probabilities: values from {low:.3g} to {high:.3g}, rows summing to between "
             f"{float(sums.min()):.3g} and {float(sums.max()):.3g} (expected values in [0, 1] and every row summing "
             f"to 1). Logits, or one sigmoid per class, are not a probability distribution over the classes."
-            f"{reread(section)}")
+            f"{reread(section)}"
+        )
     return p
 
 
 @guard.checked
-def assert_accuracy_at_least(probabilities: Any, labels: Sequence[int], minimum: float, *,
-                             what: str = "The model", section: str | None = None) -> float:
+def assert_accuracy_at_least(
+    probabilities: Any, labels: Sequence[int], minimum: float, *, what: str = "The model", section: str | None = None
+) -> float:
     """Fail unless the most probable class is the label for at least ``minimum`` of the samples.
 
     The accuracy is computed here from the outputs (not from the model's own metrics).
@@ -65,13 +76,15 @@ def assert_accuracy_at_least(probabilities: Any, labels: Sequence[int], minimum:
         raise GradingFailure(
             f"{what} reached an accuracy of {accuracy:.3f} on held-out data; at least {minimum:.2f} expected "
             f"(always guessing the most common class gives {chance:.3f}). Check that the output activation, "
-            f"the loss and the label encoding belong together.{reread(section)}")
+            f"the loss and the label encoding belong together.{reread(section)}"
+        )
     return accuracy
 
 
 @guard.checked
-def assert_loss_matches_output(fn: Callable[..., Any], args: Sequence[Any], *, what: str,
-                               section: str | None = None) -> Any:
+def assert_loss_matches_output(
+    fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None
+) -> Any:
     """Call ``fn(*args)`` quietly (it should train a Keras model); fail if Keras warned that the loss
     was told ``from_logits=True`` for an output that went through a softmax or sigmoid.
 
@@ -86,5 +99,6 @@ def assert_loss_matches_output(fn: Callable[..., Any], args: Sequence[Any], *, w
                 f"{what}: Keras warned that the loss was told from_logits=True, but the model's output went "
                 f"through a {found.group(1)} activation, so it holds probabilities, not logits. Keras quietly used "
                 f"the logits behind the activation; say what the output is instead (from_logits=False for "
-                f"probabilities).{reread(section)}")
+                f"probabilities).{reread(section)}"
+            )
     return result

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf import targets
+from tfperf.grading import targets
 from tfperf.grading.calls import GradingFailure
 
 #: Modules (and their submodules) whose functions and classes the checks rely on.
@@ -49,9 +49,18 @@ UNGUARDED_ATTRIBUTES = {("builtins", "input")}
 #: Threads a check tolerates while it times code: the library's own samplers.
 LIBRARY_THREAD_PREFIX = "tfperf-"
 
-_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
-                   classmethod, staticmethod, property, types.WrapperDescriptorType,
-                   types.MethodDescriptorType, types.GetSetDescriptorType)
+_CALLABLE_TYPES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    type,
+    classmethod,
+    staticmethod,
+    property,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+    types.GetSetDescriptorType,
+)
 
 
 def _tracked(value: Any) -> bool:
@@ -76,9 +85,9 @@ class _Given:
 
 @dataclass
 class _Snapshot:
-    attributes: dict[tuple[int, str], Any] = field(default_factory=dict)   # (id of owner, name) -> value
-    owners: dict[int, tuple[str, Any]] = field(default_factory=dict)       # id -> (name, module or class)
-    modules: dict[str, Any] = field(default_factory=dict)                  # sys.modules entries
+    attributes: dict[tuple[int, str], Any] = field(default_factory=dict)  # (id of owner, name) -> value
+    owners: dict[int, tuple[str, Any]] = field(default_factory=dict)  # id -> (name, module or class)
+    modules: dict[str, Any] = field(default_factory=dict)  # sys.modules entries
     state: dict[str, Any] = field(default_factory=dict)
     threads: set[int] = field(default_factory=set)
     children: set[int] = field(default_factory=set)
@@ -112,7 +121,8 @@ def _record(snapshot: _Snapshot, owner_name: str, owner: Any) -> None:
 
 def _global_state() -> dict[str, Any]:
     state: dict[str, Any] = {
-        "sys.gettrace()": sys.gettrace(), "sys.getprofile()": sys.getprofile(),
+        "sys.gettrace()": sys.gettrace(),
+        "sys.getprofile()": sys.getprofile(),
         "threading trace hook": getattr(threading, "_trace_hook", None),
         "threading profile hook": getattr(threading, "_profile_hook", None),
         "targets": copy.deepcopy(targets.load()),
@@ -146,6 +156,7 @@ def arm() -> None:
         snapshot = _Snapshot()
         with _suppress_import_noise():
             import tensorflow  # noqa: F401 (loaded now so that it is in the snapshot)
+
             try:
                 import keras  # noqa: F401
             except ImportError:
@@ -164,12 +175,14 @@ class _SealedModule(types.ModuleType):
     """A course module whose attributes cannot be assigned or deleted from outside it."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be changed "
-                             f"in a graded notebook.")
+        raise AttributeError(
+            f"{self.__name__}.{name} is part of the course's grading and cannot be changed in a graded notebook."
+        )
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{self.__name__}.{name} is part of the course's grading and cannot be deleted "
-                             f"in a graded notebook.")
+        raise AttributeError(
+            f"{self.__name__}.{name} is part of the course's grading and cannot be deleted in a graded notebook."
+        )
 
 
 def _seal_course_modules() -> None:
@@ -187,7 +200,7 @@ def _unseal_course_modules() -> None:
 
 
 #: Course modules not loaded by :func:`arm`: the command line, and modules for contributors.
-NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.authoring", "tfperf.nblint")
+NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.authoring", "tfperf.authoring.nblint")
 
 
 def _import_course_modules() -> None:
@@ -208,7 +221,7 @@ def _import_course_modules() -> None:
 
 
 def _suppress_import_noise():
-    from tfperf import logs
+    from tfperf.runtime import logs
 
     return logs.captured_stderr()
 
@@ -291,8 +304,10 @@ def _differences(snapshot: _Snapshot) -> list[str]:
             now = [m.__code__ for m in vars(g.fn).values() if isinstance(m, types.FunctionType)]
             replaced = len(now) != len(g.code.methods) or any(a is not b for a, b in zip(now, g.code.methods))
         else:
-            replaced = (getattr(python_fn, "__code__", None) is not g.code
-                        or getattr(python_fn, "__defaults__", None) != g.defaults)
+            replaced = (
+                getattr(python_fn, "__code__", None) is not g.code
+                or getattr(python_fn, "__defaults__", None) != g.defaults
+            )
         if replaced:
             found.append(f"{g.name} (its code was replaced)")
         for n, value in g.names.items():
@@ -321,7 +336,8 @@ def verify(what: str = "This check") -> None:
         raise GradingFailure(
             f"{what} cannot grade: the grading environment was modified ({shown}). Answers must not change "
             f"the course library, TensorFlow, NumPy, the given code or the kernel's settings: remove the code "
-            f"that does it, restart the kernel and run the notebook again from the top.")
+            f"that does it, restart the kernel and run the notebook again from the top."
+        )
 
 
 def checked(check: Callable[..., Any]) -> Callable[..., Any]:
@@ -355,9 +371,15 @@ def competitors() -> list[str]:
         return []
     # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
     kernel = _kernel_messaging_thread()
-    found = [f"thread {t.name!r}" for t in threading.enumerate()
-             if t.ident not in _snapshot.threads and t.is_alive() and not t.name.startswith(LIBRARY_THREAD_PREFIX)
-             and not isinstance(t, threading._DummyThread) and t is not kernel]
+    found = [
+        f"thread {t.name!r}"
+        for t in threading.enumerate()
+        if t.ident not in _snapshot.threads
+        and t.is_alive()
+        and not t.name.startswith(LIBRARY_THREAD_PREFIX)
+        and not isinstance(t, threading._DummyThread)
+        and t is not kernel
+    ]
     found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children]
     return found
 
@@ -380,7 +402,8 @@ def assert_nothing_competes(what: str = "This check") -> None:
         raise GradingFailure(
             f"{what} cannot time your code while other work runs in the kernel ({', '.join(found)}). "
             f"Answers must not start threads or processes: remove the code that starts them, restart the kernel "
-            f"and run the notebook again from the top.")
+            f"and run the notebook again from the top."
+        )
 
 
 def _reset_for_tests() -> None:

@@ -1,6 +1,6 @@
 """Checks of ``tf.data`` pipelines: what they deliver per epoch, and how they are built.
 
-The structure is read from the dataset's own graph (:mod:`tfperf.dataset_graph`), not
+The structure is read from the dataset's own graph (:mod:`tfperf.measure.dataset_graph`), not
 from source text: a stage counts where it runs, whatever the code that built it.
 """
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import dataset_graph
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.measure import dataset_graph
 
 
 def _epoch_arrays(epoch: Sequence[Any]) -> list[np.ndarray]:
@@ -21,16 +21,25 @@ def _epoch_arrays(epoch: Sequence[Any]) -> list[np.ndarray]:
 
 
 @guard.checked
-def check_same_epochs(got: Sequence[Any], expected: Sequence[Any], *, what: str, section: str | None = None,
-                      rtol: float = 1e-5, atol: float = 1e-6) -> None:
+def check_same_epochs(
+    got: Sequence[Any],
+    expected: Sequence[Any],
+    *,
+    what: str,
+    section: str | None = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> None:
     """Fail unless every epoch delivered the same elements as expected (as a multiset).
 
     ``got`` and ``expected`` are per-epoch ``(keys sorted, features in key order, batch sizes
     sorted)``, as :func:`tfperf.experiments.tf_data.train_epochs` returns them.
     """
     if not isinstance(got, (list, tuple)) or len(got) != len(expected):
-        raise GradingFailure(f"{what}: expected {len(expected)} epochs of results; got "
-                             f"{len(got) if isinstance(got, (list, tuple)) else type(got).__name__}.{reread(section)}")
+        raise GradingFailure(
+            f"{what}: expected {len(expected)} epochs of results; got "
+            f"{len(got) if isinstance(got, (list, tuple)) else type(got).__name__}.{reread(section)}"
+        )
     repeats_first = False
     for epoch, (g, e) in enumerate(zip(got, expected)):
         (g_keys, g_rows, g_sizes), (e_keys, e_rows, e_sizes) = _epoch_arrays(g), _epoch_arrays(e)
@@ -40,23 +49,41 @@ def check_same_epochs(got: Sequence[Any], expected: Sequence[Any], *, what: str,
                 f"{what}: epoch {epoch + 1} delivered {g_keys.size} elements; expected {e_keys.size}, each record "
                 f"once ({missing} records missing, {g_keys.size - np.unique(g_keys).size} delivered twice). "
                 f"Every epoch must deliver every record exactly once (no take, skip, repeat or filter)."
-                f"{reread(section)}")
+                f"{reread(section)}"
+            )
         if not np.array_equal(g_sizes, e_sizes):
-            raise GradingFailure(f"{what}: epoch {epoch + 1} delivered batches of sizes {g_sizes.tolist()}; expected "
-                                 f"{e_sizes.tolist()} (same batch size, the last batch kept).{reread(section)}")
+            raise GradingFailure(
+                f"{what}: epoch {epoch + 1} delivered batches of sizes {g_sizes.tolist()}; expected "
+                f"{e_sizes.tolist()} (same batch size, the last batch kept).{reread(section)}"
+            )
         if g_rows.shape != e_rows.shape or not np.allclose(g_rows, e_rows, rtol=rtol, atol=atol):
             first = _epoch_arrays(got[0])[1]
-            repeats_first = epoch > 0 and first.shape == g_rows.shape and np.allclose(g_rows, first, rtol=rtol, atol=atol)
-            hint = (" It repeats the first epoch's values: the random augmentation ran once and was then reused. "
-                    "Anything placed after the augmentation that remembers elements (cache) freezes it."
-                    if repeats_first else "")
-            raise GradingFailure(f"{what}: in epoch {epoch + 1} the features differ from what the naive pipeline "
-                                 f"delivers.{hint}{reread(section)}")
+            repeats_first = (
+                epoch > 0 and first.shape == g_rows.shape and np.allclose(g_rows, first, rtol=rtol, atol=atol)
+            )
+            hint = (
+                " It repeats the first epoch's values: the random augmentation ran once and was then reused. "
+                "Anything placed after the augmentation that remembers elements (cache) freezes it."
+                if repeats_first
+                else ""
+            )
+            raise GradingFailure(
+                f"{what}: in epoch {epoch + 1} the features differ from what the naive pipeline "
+                f"delivers.{hint}{reread(section)}"
+            )
 
 
 @guard.checked
-def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable, random: Callable,
-                          what: str, section: str | None = None, expensive_output_fits_in_memory: bool = True) -> list:
+def check_pipeline_stages(
+    dataset: Any,
+    *,
+    reader: Callable,
+    expensive: Callable,
+    random: Callable,
+    what: str,
+    section: str | None = None,
+    expensive_output_fits_in_memory: bool = True,
+) -> list:
     """Fail unless ``dataset`` is built for speed, read from its own graph:
 
     no Python generator; the stage running ``reader`` (a ``tf.py_function``'s Python
@@ -84,14 +111,18 @@ def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable
         raise GradingFailure(f"{what}: {message}{where}{reread(section).strip()}")
 
     if any(s.python_generator for s in chain):
-        fail("it still reads through Dataset.from_generator: a Python generator produces one element at a time, "
-             "holding Python's GIL, and tf.data cannot run it in parallel.")
+        fail(
+            "it still reads through Dataset.from_generator: a Python generator produces one element at a time, "
+            "holding Python's GIL, and tf.data cannot run it in parallel."
+        )
     reads = dataset_graph.stages_calling(chain, reader)
     if not reads:
         fail("no stage reads the records through the store's read function.")
     if not all(dataset_graph.runs_in_parallel(chain[i], dataset.options()) for i in reads):
-        fail("the records are read one at a time: the map that reads them is sequential "
-             "(num_parallel_calls not set), so every read waits for the one before.")
+        fail(
+            "the records are read one at a time: the map that reads them is sequential "
+            "(num_parallel_calls not set), so every read waits for the one before."
+        )
     decodes, augments = dataset_graph.stages_calling(chain, expensive), dataset_graph.stages_calling(chain, random)
     if not decodes or not augments:
         fail("the pipeline must still decode and augment the records.")
@@ -106,14 +137,18 @@ def check_pipeline_stages(dataset: Any, *, reader: Callable, expensive: Callable
     else:
         in_memory = [i for i in caches if i > min(decodes) and not chain[i].args.get("filename")]
         if in_memory:
-            fail("it caches the decoded records in memory (cache() without a file name, after the decoding), "
-                 "and the decoded data set does not fit in memory. Cache the raw records in memory before "
-                 "decoding them, or the decoded records in a file (cache(filename)).")
+            fail(
+                "it caches the decoded records in memory (cache() without a file name, after the decoding), "
+                "and the decoded data set does not fit in memory. Cache the raw records in memory before "
+                "decoding them, or the decoded records in a file (cache(filename))."
+            )
         if not any(i > max(reads) for i in caches):
             fail("the cache comes before the reads: every epoch reads every record again.")
     last = [s for s in chain if s.kind != "options"][-1]
     if last.kind != "prefetch":
-        fail("it does not end with prefetch: the training step and the pipeline then take turns instead of overlapping.")
+        fail(
+            "it does not end with prefetch: the training step and the pipeline then take turns instead of overlapping."
+        )
     return chain
 
 

@@ -6,14 +6,15 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfperf import logs
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call_capturing, reread
+from tfperf.runtime import logs
 
 
 @guard.checked
-def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str,
-                          section: str | None = None) -> Any:
+def assert_prints_at_most(
+    fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str, section: str | None = None
+) -> Any:
     """Call ``fn(*args)`` capturing stdout and stderr; fail if it printed more than ``limit`` lines.
 
     ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
@@ -26,13 +27,20 @@ def assert_prints_at_most(fn: Callable[..., Any], args: Sequence[Any], limit: in
         first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
         raise GradingFailure(
             f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
-            f"Printing from a loop (print or tf.print) costs time on every step.{reread(section)}")
+            f"Printing from a loop (print or tf.print) costs time on every step.{reread(section)}"
+        )
     return result
 
 
 @guard.checked
-def assert_prints_each_call(fn: Callable[..., Any], calls: Sequence[Sequence[Any]], patterns: Sequence[str], *,
-                            what: str = "Your function", section: str | None = None) -> list[str]:
+def assert_prints_each_call(
+    fn: Callable[..., Any],
+    calls: Sequence[Sequence[Any]],
+    patterns: Sequence[str],
+    *,
+    what: str = "Your function",
+    section: str | None = None,
+) -> list[str]:
     """Fail unless call ``i`` of ``fn`` (with ``calls[i]``) prints output matching regex ``patterns[i]``.
 
     Output is captured at the Python and file-descriptor levels on stdout and stderr, so
@@ -49,5 +57,6 @@ def assert_prints_each_call(fn: Callable[..., Any], calls: Sequence[Sequence[Any
             shown = repr(text[:200]) if text.strip() else "nothing"
             raise GradingFailure(
                 f"Call {i + 1} of {len(calls)} to {what} printed {shown}; expected output matching {pattern!r}."
-                f"{reread(section)}")
+                f"{reread(section)}"
+            )
     return printed

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import logs
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.runtime import logs
 
 
 def as_array(value: Any, what: str) -> np.ndarray:
@@ -22,18 +22,29 @@ def as_array(value: Any, what: str) -> np.ndarray:
 
 
 @guard.checked
-def check_same_result(got: Any, expected: Any, *, what: str = "The result", rtol: float = 1e-5,
-                      atol: float = 1e-6, check_dtype: bool = True, section: str | None = None) -> None:
+def check_same_result(
+    got: Any,
+    expected: Any,
+    *,
+    what: str = "The result",
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    check_dtype: bool = True,
+    section: str | None = None,
+) -> None:
     """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values."""
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            raise GradingFailure(f"{what} should be a sequence of {len(expected)} items; got {type(got).__name__}.{reread(section)}")
+            raise GradingFailure(
+                f"{what} should be a sequence of {len(expected)} items; got {type(got).__name__}.{reread(section)}"
+            )
         for i, (g, e) in enumerate(zip(got, expected)):
             check_same_result(g, e, what=f"{what}[{i}]", rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
         return
     if hasattr(expected, "numpy") and not hasattr(got, "numpy"):
         raise GradingFailure(
-            f"{what} should be a TensorFlow tensor (like the unfixed code returns); got {type(got).__name__}.{reread(section)}")
+            f"{what} should be a TensorFlow tensor (like the unfixed code returns); got {type(got).__name__}.{reread(section)}"
+        )
     g, e = as_array(got, what), as_array(expected, "The expected result")
     if g.shape != e.shape:
         raise GradingFailure(f"{what} has shape {g.shape}; expected {e.shape}.{reread(section)}")
@@ -43,20 +54,37 @@ def check_same_result(got: Any, expected: Any, *, what: str = "The result", rtol
         worst = float(np.max(np.abs(g.astype(np.float64) - e.astype(np.float64)))) if g.size else 0.0
         raise GradingFailure(
             f"{what} differs from the expected values (largest difference {worst:.3g}; "
-            f"allowed: rtol={rtol:g}, atol={atol:g}).{reread(section)}")
+            f"allowed: rtol={rtol:g}, atol={atol:g}).{reread(section)}"
+        )
 
 
 @guard.checked
-def check_function(fn: Callable[..., Any], args: Sequence[Any], expected: Any, *, what: str,
-                   rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
+def check_function(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    expected: Any,
+    *,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    section: str | None = None,
+) -> None:
     """Call learner code quietly and fail unless it returns ``expected``."""
     got = call(fn, args, who=what, section=section)
     check_same_result(got, expected, what=what, rtol=rtol, atol=atol, section=section)
 
 
 @guard.checked
-def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: Sequence[Any], *, what: str,
-                  rtol: float = 1e-5, atol: float = 1e-6, section: str | None = None) -> None:
+def check_same_as(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    section: str | None = None,
+) -> None:
     """Call learner code and ``reference`` quietly with ``args``; fail unless the results match."""
     expected = call(reference, tuple(args), who="The reference code", section=None)
     got = call(fn, tuple(args), who=what, section=section)
@@ -64,8 +92,9 @@ def check_same_as(fn: Callable[..., Any], reference: Callable[..., Any], args: S
 
 
 @guard.checked
-def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *,
-                  what: str, section: str | None = None) -> None:
+def assert_raises(
+    fn: Callable[..., Any], args: Sequence[Any], error: type[BaseException], *, what: str, section: str | None = None
+) -> None:
     """Fail unless ``fn(*args)`` raises ``error``."""
     try:
         with logs.captured_stderr():
@@ -73,24 +102,37 @@ def assert_raises(fn: Callable[..., Any], args: Sequence[Any], error: type[BaseE
     except error:
         return
     except Exception as err:
-        raise GradingFailure(f"{what} should raise {error.__name__}; it raised {type(err).__name__}: {err}{reread(section)}") from err
+        raise GradingFailure(
+            f"{what} should raise {error.__name__}; it raised {type(err).__name__}: {err}{reread(section)}"
+        ) from err
     raise GradingFailure(f"{what} should raise {error.__name__}, but it returned normally.{reread(section)}")
 
 
 @guard.checked
-def check_reports(got: Sequence[tuple[int, Any]], expected: Sequence[tuple[int, Any]], *,
-                  what: str = "The reported losses", rtol: float = 1e-4, atol: float = 1e-5,
-                  section: str | None = None) -> None:
+def check_reports(
+    got: Sequence[tuple[int, Any]],
+    expected: Sequence[tuple[int, Any]],
+    *,
+    what: str = "The reported losses",
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    section: str | None = None,
+) -> None:
     """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
     in order, each with a plain Python or NumPy number close to the expected value."""
     steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
     if steps != expected_steps:
         shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
-        raise GradingFailure(f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{reread(section)}")
+        raise GradingFailure(
+            f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{reread(section)}"
+        )
     for (step, value), (_, want) in zip(got, expected):
         if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
             raise GradingFailure(
                 f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
-                f"from the loss tensor (with float() or .numpy()).{reread(section)}")
+                f"from the loss tensor (with float() or .numpy()).{reread(section)}"
+            )
         if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
-            raise GradingFailure(f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{reread(section)}")
+            raise GradingFailure(
+                f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{reread(section)}"
+            )

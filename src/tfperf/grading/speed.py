@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from tfperf import device, logs, op_counts, targets, timing, traces
-from tfperf.grading import guard
+from tfperf.grading import guard, targets
 from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.grading.results import as_array, check_same_result
+from tfperf.measure import op_counts, timing, traces
+from tfperf.runtime import device, logs
 
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
@@ -25,14 +26,21 @@ def _epoch_work(runs, elements) -> str:
 
 
 @guard.checked
-def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: str, section: str | None = None,
-                         growth: float = 3.0, slack: float = 0.02) -> Any:
+def assert_steady_epochs(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    what: str,
+    section: str | None = None,
+    growth: float = 3.0,
+    slack: float = 0.02,
+) -> Any:
     """Call ``fn(*args, on_epoch_end)`` and fail if its epochs trace or grow as they go.
 
     ``fn`` must call ``on_epoch_end(epoch)`` after every epoch (at least 4). Counted, not
     timed: after the first epoch no ``tf.function`` may trace, and every later epoch must
     run the same TensorFlow operations on as many input elements as the second
-    (:mod:`tfperf.op_counts`), so work that grows with the steps done so far fails on any
+    (:mod:`tfperf.measure.op_counts`), so work that grows with the steps done so far fails on any
     machine, however loaded. As a back-stop for growth the counters cannot see, the median
     time of the last third of the epochs may exceed that of the early ones by at most
     ``growth`` times (plus ``slack`` seconds). Returns what ``fn`` returned.
@@ -50,11 +58,15 @@ def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: s
         undone = traces.tampered() + ([] if op_counts.still_counting(ops) else ["TensorFlow's op callbacks"])
     if undone:
         guard.verify("The epoch check")
-        raise GradingFailure(f"The epoch check cannot grade: the grading environment was modified "
-                             f"({', '.join(undone)}). Remove the code that does it and run the notebook again.")
+        raise GradingFailure(
+            f"The epoch check cannot grade: the grading environment was modified "
+            f"({', '.join(undone)}). Remove the code that does it and run the notebook again."
+        )
     if len(marks) < 4:
-        raise GradingFailure(f"{what} called on_epoch_end {len(marks)} times; expected once per epoch "
-                             f"(at least 4 here).{reread(section)}")
+        raise GradingFailure(
+            f"{what} called on_epoch_end {len(marks)} times; expected once per epoch "
+            f"(at least 4 here).{reread(section)}"
+        )
     points = [start, *marks]
     seconds = [b[0] - a[0] for a, b in zip(points, points[1:])]
     new_traces = [b[1] - a[1] for a, b in zip(points, points[1:])]
@@ -63,29 +75,36 @@ def assert_steady_epochs(fn: Callable[..., Any], args: Sequence[Any], *, what: s
         raise GradingFailure(
             f"{what} kept tracing after the first epoch: traces per epoch {shown}; expected none after the first. "
             f"Each trace builds and keeps a new graph: look for arguments of a tf.function that change on every "
-            f"call (Python numbers, lists that grow) and for tf.functions created inside the loop.{reread(section)}")
+            f"call (Python numbers, lists that grow) and for tf.functions created inside the loop.{reread(section)}"
+        )
     segments = ops.segments()
     idle = [i + 1 for i, (runs, _) in enumerate(segments) if not runs]
     if idle:
-        raise GradingFailure(f"{what} ran no TensorFlow operations in epoch(s) {idle}: every epoch must train."
-                             f"{reread(section)}")
+        raise GradingFailure(
+            f"{what} ran no TensorFlow operations in epoch(s) {idle}: every epoch must train.{reread(section)}"
+        )
     second = segments[1]
     for epoch, (runs, elements) in enumerate(segments[2:], start=3):
         if runs != second[0] or elements != second[1]:
-            grown = sorted(op for op in runs.keys() | second[0].keys()
-                           if runs[op] != second[0][op] or elements[op] != second[1][op])
+            grown = sorted(
+                op
+                for op in runs.keys() | second[0].keys()
+                if runs[op] != second[0][op] or elements[op] != second[1][op]
+            )
             raise GradingFailure(
                 f"{what} does different work in different epochs: epoch 2 ran {_epoch_work(*second)}; epoch {epoch} "
                 f"ran {_epoch_work(runs, elements)} (different: {', '.join(grown[:4])}). Look for work that grows "
                 f"with the number of steps done so far (a list of every loss, a sum over all past values)."
-                f"{reread(section)}")
+                f"{reread(section)}"
+            )
     third = max(1, len(seconds) // 3)
-    early, late = sorted(seconds[1:1 + third])[third // 2], sorted(seconds[-third:])[third // 2]
+    early, late = sorted(seconds[1 : 1 + third])[third // 2], sorted(seconds[-third:])[third // 2]
     if late > growth * early + slack:
         raise GradingFailure(
             f"{what} slows down from epoch to epoch: {early * 1e3:.1f} ms per epoch early on, {late * 1e3:.1f} ms "
             f"at the end (at most {growth:g}x allowed). Look for work that grows with the number of steps "
-            f"done so far.{reread(section)}")
+            f"done so far.{reread(section)}"
+        )
     return result
 
 
@@ -93,9 +112,14 @@ def _record(exercise: str, device_class: str, target: float, comparison: timing.
     path = os.environ.get(RECORD_ENV_VAR)
     if not path:
         return
-    row = {"exercise": exercise, "device_class": device_class, "target": target,
-           "ratios": list(comparison.ratios), "candidate_s": comparison.candidate.median,
-           "baseline_s": comparison.baseline.median}
+    row = {
+        "exercise": exercise,
+        "device_class": device_class,
+        "target": target,
+        "ratios": list(comparison.ratios),
+        "candidate_s": comparison.candidate.median,
+        "baseline_s": comparison.baseline.median,
+    }
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
 
@@ -121,38 +145,71 @@ def _same_content(a: Any, b: Any) -> bool:
     return True
 
 
-def _witness_checks(comparison: timing.FreshComparison, baseline: Callable[..., Any], *, rtol: float, atol: float,
-                    section: str | None) -> None:
+def _witness_checks(
+    comparison: timing.FreshComparison, baseline: Callable[..., Any], *, rtol: float, atol: float, section: str | None
+) -> None:
     """Recompute the unfixed result of each kept timed call and compare."""
     for i, w in enumerate(comparison.witnesses):
         expected = call(baseline, w.args, who="The unfixed code", section=section)
-        check_same_result(w.result, expected, what=f"Your function's result in timed call (sample {i + 1})",
-                          rtol=rtol, atol=atol, section=section)
+        check_same_result(
+            w.result,
+            expected,
+            what=f"Your function's result in timed call (sample {i + 1})",
+            rtol=rtol,
+            atol=atol,
+            section=section,
+        )
 
 
-def _timed(candidate: Callable[..., Any], baseline: Callable[..., Any], make_inputs: Callable[[], Sequence[Any]],
-           pairs: int, min_time: float, rtol: float, atol: float, section: str | None) -> timing.FreshComparison:
+def _timed(
+    candidate: Callable[..., Any],
+    baseline: Callable[..., Any],
+    make_inputs: Callable[[], Sequence[Any]],
+    pairs: int,
+    min_time: float,
+    rtol: float,
+    atol: float,
+    section: str | None,
+) -> timing.FreshComparison:
     """Interleaved pairs on new inputs, with nothing else running and the kernel checked between pairs;
     then the results of the calls kept for checking are compared with the unfixed code's."""
     guard.assert_nothing_competes("The speed check")
     try:
         with logs.captured_stderr():
-            comparison = timing.compare_fresh(candidate, baseline, make_inputs, pairs=pairs, min_time=min_time,
-                                              progress=lambda done, total: guard.verify("The speed check"))
+            comparison = timing.compare_fresh(
+                candidate,
+                baseline,
+                make_inputs,
+                pairs=pairs,
+                min_time=min_time,
+                progress=lambda done, total: guard.verify("The speed check"),
+            )
     except GradingFailure:
         raise
     except Exception as err:
-        raise GradingFailure(f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}") from err
+        raise GradingFailure(
+            f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}"
+        ) from err
     guard.assert_nothing_competes("The speed check")
     _witness_checks(comparison, baseline, rtol=rtol, atol=atol, section=section)
     return comparison
 
 
 @guard.checked
-def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], *, exercise: str,
-                   make_inputs: Callable[[], Sequence[Any]], section: str | None = None,
-                   rtol: float = 1e-5, atol: float = 1e-6, pairs: int = 7, min_time: float = 0.05,
-                   target: float | None = None, hint: str | None = None) -> None:
+def assert_speedup(
+    candidate: Callable[..., Any],
+    baseline: Callable[..., Any],
+    *,
+    exercise: str,
+    make_inputs: Callable[[], Sequence[Any]],
+    section: str | None = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    pairs: int = 7,
+    min_time: float = 0.05,
+    target: float | None = None,
+    hint: str | None = None,
+) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
     ``make_inputs()`` returns the positional arguments of both functions; its content must
@@ -163,27 +220,31 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
     for a shape) stay allowed. A median between the square root of the target and the target
     is not judged on ``pairs`` pairs alone: twice as many more are taken, and the median of
     all decides (fewer honest answers rejected by a noisy moment, no wrong answer let through). The speedup must reach ``target`` (default:
-    :func:`tfperf.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
+    :func:`tfperf.grading.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
     says what to try next when the speed falls short.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
     if not guard.is_given(baseline) and "<locals>" not in getattr(baseline, "__qualname__", ""):
-        raise ValueError(f"The course's test passes a baseline that no locked cell registered with "
-                         f"grading.given(), and that the test did not build itself: "
-                         f"{getattr(baseline, '__name__', baseline)!r}.")
+        raise ValueError(
+            f"The course's test passes a baseline that no locked cell registered with "
+            f"grading.given(), and that the test did not build itself: "
+            f"{getattr(baseline, '__name__', baseline)!r}."
+        )
 
     inputs, other = tuple(make_inputs()), tuple(make_inputs())
     if _same_content(inputs, other):
-        raise ValueError("make_inputs() returned the same content twice: timed calls need new content every "
-                         "call (draw it from an unseeded random generator).")
+        raise ValueError(
+            "make_inputs() returned the same content twice: timed calls need new content every "
+            "call (draw it from an unseeded random generator)."
+        )
     for args in (inputs, other):
         expected = call(baseline, args, who="The unfixed code", section=section)
         got = call(candidate, args, who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
 
     comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section)
-    if target ** 0.5 <= comparison.median < target:
+    if target**0.5 <= comparison.median < target:
         # Close to the target: more evidence rather than a verdict on seven pairs. An answer that
         # really reaches the target gets there with more pairs; one that does not stays below.
         more = _timed(candidate, baseline, make_inputs, 2 * pairs, min_time, rtol, atol, section)
@@ -191,14 +252,19 @@ def assert_speedup(candidate: Callable[..., Any], baseline: Callable[..., Any], 
             comparison.ratios + more.ratios,
             timing.Timing(comparison.candidate.samples + more.candidate.samples, more.candidate.calls_per_sample),
             timing.Timing(comparison.baseline.samples + more.baseline.samples, more.baseline.calls_per_sample),
-            comparison.witnesses + more.witnesses)
+            comparison.witnesses + more.witnesses,
+        )
 
     _record(exercise, device_class, target, comparison)
-    measured = "" if targets.is_measured(exercise, device_class) else (
-        f" (this target for a {device_class.upper()} was reasoned, not measured)")
+    measured = (
+        ""
+        if targets.is_measured(exercise, device_class)
+        else (f" (this target for a {device_class.upper()} was reasoned, not measured)")
+    )
     if comparison.median < target:
         advice = f" {hint}" if hint else ""
         raise GradingFailure(
             f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
-            f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}")
+            f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}"
+        )
     print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}{measured}.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfperf import op_counts, traces
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.measure import op_counts, traces
 
 
 def _require_tf_function(fn: Any, what: str, section: str | None) -> None:
@@ -17,7 +17,8 @@ def _require_tf_function(fn: Any, what: str, section: str | None) -> None:
         raise GradingFailure(
             f"{what} is not a tf.function (it is a {type(fn).__name__}). Make {what} itself the tf.function: "
             f"decorate it with @tf.function once, where it is defined (not inside another function or a loop)."
-            f"{reread(section)}")
+            f"{reread(section)}"
+        )
 
 
 @guard.checked
@@ -37,15 +38,22 @@ def _graph_names(fn: Any) -> set[str]:
 
 
 @guard.checked
-def assert_traces_at_most(fn: Any, n: int, calls: Sequence[Sequence[Any]] = (), *,
-                          run: Callable[[], Any] | None = None, what: str = "Your function",
-                          section: str | None = None, runs_at_least: int | None = None) -> int:
+def assert_traces_at_most(
+    fn: Any,
+    n: int,
+    calls: Sequence[Sequence[Any]] = (),
+    *,
+    run: Callable[[], Any] | None = None,
+    what: str = "Your function",
+    section: str | None = None,
+    runs_at_least: int | None = None,
+) -> int:
     """Fail unless the ``tf.function`` ``fn`` traces at most ``n`` times, and its graphs do the work.
 
     ``fn`` is called with each argument tuple of ``calls``, then ``run()`` (code that
     should call ``fn``) is run. Traces are counted as TensorFlow builds them
-    (:mod:`tfperf.traces`), and the executions of ``fn``'s graphs as they run
-    (:mod:`tfperf.op_counts`): they must run at least ``runs_at_least`` times (default:
+    (:mod:`tfperf.measure.traces`), and the executions of ``fn``'s graphs as they run
+    (:mod:`tfperf.measure.op_counts`): they must run at least ``runs_at_least`` times (default:
     once per call, and once for ``run``), so code that avoids tracing by not using ``fn``
     fails. Returns the number of traces.
     """
@@ -58,8 +66,10 @@ def assert_traces_at_most(fn: Any, n: int, calls: Sequence[Sequence[Any]] = (), 
         undone = traces.tampered() + ([] if op_counts.still_counting(ops) else ["TensorFlow's op callbacks"])
     if undone:
         guard.verify("The tracing check")
-        raise GradingFailure(f"The tracing check cannot grade: the grading environment was modified "
-                             f"({', '.join(undone)}). Remove the code that does it and run the notebook again.")
+        raise GradingFailure(
+            f"The tracing check cannot grade: the grading environment was modified "
+            f"({', '.join(undone)}). Remove the code that does it and run the notebook again."
+        )
     traced = counted.of(fn)
     executed = ops.runs_of(_graph_names(fn))
     wanted = len(calls) + (1 if run is not None else 0) if runs_at_least is None else runs_at_least
@@ -67,11 +77,13 @@ def assert_traces_at_most(fn: Any, n: int, calls: Sequence[Sequence[Any]] = (), 
         by = "the code under test" if run is not None else f"{len(calls)} calls"
         raise GradingFailure(
             f"{what}'s graphs ran {executed} times during {by}; expected at least {wanted}. The work must be done "
-            f"by {what} itself, as a tf.function, not by other code beside it.{reread(section)}")
+            f"by {what} itself, as a tf.function, not by other code beside it.{reread(section)}"
+        )
     if traced > n:
         during = f"{len(calls)} calls" if calls else "one run of your code"
         raise GradingFailure(
             f"{what} was traced {traced} times during {during}; expected at most {n}. "
             f"Every trace runs your Python code again and builds a new graph: look for Python numbers "
-            f"or changing shapes among its arguments.{reread(section)}")
+            f"or changing shapes among its arguments.{reread(section)}"
+        )
     return traced

@@ -10,7 +10,7 @@ plain Keras model in the same process, so it follows the installed Keras.
 
 Host callbacks (``tf.py_function``, ``tf.numpy_function``) run Python from inside a
 compiled step; ``tf.numpy_function`` hands NumPy copies to Python without going through
-the tensor reads that :mod:`tfperf.host_syncs` counts, so they are counted here too.
+the tensor reads that :mod:`tfperf.measure.host_syncs` counts, so they are counted here too.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from tfperf import host_syncs, logs, traces
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.measure import host_syncs, traces
+from tfperf.runtime import logs
 
 _lock = threading.Lock()
 
@@ -98,16 +99,18 @@ def keras_reads_per_call() -> int:
             y = np.zeros((8, 1), np.float32)
             model.fit(x, y, batch_size=2, epochs=1, verbose=0)  # traces
             _, calls, reads, _, _ = _train_function_reads(
-                model, lambda: model.fit(x, y, batch_size=2, epochs=1, verbose=0), what="a plain Keras model",
-                section=None)
+                model,
+                lambda: model.fit(x, y, batch_size=2, epochs=1, verbose=0),
+                what="a plain Keras model",
+                section=None,
+            )
         del tf
         _allowance["reads"] = -(-reads.count // max(calls, 1))
     return _allowance["reads"]
 
 
 @guard.checked
-def assert_no_host_reads_in_train_step(model, run: Callable[[], Any], *, what: str,
-                                       section: str | None = None) -> Any:
+def assert_no_host_reads_in_train_step(model, run: Callable[[], Any], *, what: str, section: str | None = None) -> Any:
     """Run ``run()``, which trains ``model`` with ``fit``; fail unless its training step is
     compiled (not ``run_eagerly``) and neither reads tensor values on the host (``.numpy()``,
     ``float()``, ``print(tensor)``, ...) nor calls back into Python (``tf.py_function``,
@@ -118,32 +121,48 @@ def assert_no_host_reads_in_train_step(model, run: Callable[[], Any], *, what: s
         raise GradingFailure(
             f"{what}: the training step runs eagerly (run_eagerly=True, or tf.config.run_functions_eagerly), so "
             f"every operation of every step runs from Python. Compile the step: leave run_eagerly off and take "
-            f"out what needed it.{reread(section)}")
+            f"out what needed it.{reread(section)}"
+        )
     calls, counted, reads, callbacks, result = _train_function_reads(model, run, what=what, section=section)
     if calls == 0:
         raise GradingFailure(
             f"{what} never called the model's train_function: train it with fit, as the unfixed code does "
-            f"(do not override fit or make_train_function).{reread(section)}")
+            f"(do not override fit or make_train_function).{reread(section)}"
+        )
     allowed = keras_reads_per_call() * counted
     if callbacks:
         raise GradingFailure(
             f"{what}: the training step called back into Python {callbacks} times in {calls} calls of "
             f"train_function (tf.py_function or tf.numpy_function): each call copies the values to the host "
-            f"and waits for them, like .numpy().{reread(section)}")
+            f"and waits for them, like .numpy().{reread(section)}"
+        )
     if reads.count > allowed:
         extra = reads.count - allowed
         raise GradingFailure(
             f"{what}: the training step read tensor values on the host {extra} times in {counted} calls of "
             f"train_function ({reads.describe()} in all, of which Keras itself makes {allowed}). Each read waits "
-            f"for the device. Let Keras report the loss through a metric instead.{reread(section)}")
+            f"for the device. Let Keras report the loss through a metric instead.{reread(section)}"
+        )
     return result
 
 
 #: Keras methods a check relies on, and the class that defines them.
 _KERAS_METHODS = (
-    ("keras.src.backend.tensorflow.trainer", "TensorFlowTrainer",
-     ("fit", "predict", "evaluate", "train_on_batch", "predict_on_batch", "make_train_function",
-      "make_predict_function", "train_step", "predict_step")),
+    (
+        "keras.src.backend.tensorflow.trainer",
+        "TensorFlowTrainer",
+        (
+            "fit",
+            "predict",
+            "evaluate",
+            "train_on_batch",
+            "predict_on_batch",
+            "make_train_function",
+            "make_predict_function",
+            "train_step",
+            "predict_step",
+        ),
+    ),
     ("keras.src.trainers.trainer", "Trainer", ("compile", "compute_loss", "get_metrics_result")),
     ("keras.src.layers.layer", "Layer", ("__call__",)),
     ("keras.src.callbacks.callback_list", "CallbackList", ("on_train_batch_end", "on_predict_batch_end")),
@@ -152,8 +171,18 @@ _KERAS_METHODS = (
 
 
 #: Methods that a model object must not carry as its own attributes (instance overrides).
-_MODEL_METHODS = ("fit", "predict", "predict_on_batch", "train_on_batch", "evaluate", "call", "train_step",
-                  "predict_step", "make_train_function", "make_predict_function")
+_MODEL_METHODS = (
+    "fit",
+    "predict",
+    "predict_on_batch",
+    "train_on_batch",
+    "evaluate",
+    "call",
+    "train_step",
+    "predict_step",
+    "make_train_function",
+    "make_predict_function",
+)
 
 
 @guard.checked
@@ -183,9 +212,11 @@ def assert_keras_pristine(*, models: Sequence[Any] = (), section: str | None = N
             if code is None or not os.path.abspath(code.co_filename).startswith(root):
                 changed.append(f"keras.{public.__name__}.{name}")
     for model in models:
-        changed += [f"{type(model).__name__}.{name} (on the model object)" for name in _MODEL_METHODS
-                    if name in vars(model)]
+        changed += [
+            f"{type(model).__name__}.{name} (on the model object)" for name in _MODEL_METHODS if name in vars(model)
+        ]
     if changed:
         raise GradingFailure(
             f"The grading environment was modified: {', '.join(sorted(set(changed)))} no longer come from Keras. "
-            f"Remove the code that replaces them, restart the kernel and run all cells.{reread(section)}")
+            f"Remove the code that replaces them, restart the kernel and run all cells.{reread(section)}"
+        )

@@ -6,26 +6,35 @@ computing, (2) changing what the grader reads, (4) fooling a counter, (5) the wr
 
 from tests.grading.submission import Submission
 
-_FIXED = '''
+_FIXED = """
 def _fixed(table, weights, steps):
     with tf.device(device.compute_device()):
         rows = tf.identity(tf.convert_to_tensor(table))
         scores = [tf.reduce_sum(rows[step % table.shape[0]] * weights) for step in range(steps)]
         return tf.stack(scores)
-'''
+"""
 
 RED_TEAM = [
     # (1) Remembers the unfixed result per table object: timed calls get new tables, so nothing is reused.
-    Submission("red1_memo_by_object", {"row_scores": '''
+    Submission(
+        "red1_memo_by_object",
+        {
+            "row_scores": """
 _memo = {}
 def row_scores(table, weights, steps):
     key = (id(table), id(weights), steps)
     if key not in _memo:
         _memo[key] = row_scores_unfixed(table, weights, steps)
     return _memo[key]
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (1) Remembers by content fingerprint: new content on every timed call, so nothing is reused.
-    Submission("red1_memo_by_content", {"row_scores": '''
+    Submission(
+        "red1_memo_by_content",
+        {
+            "row_scores": """
 import hashlib
 _memo = {}
 def row_scores(table, weights, steps):
@@ -33,42 +42,73 @@ def row_scores(table, weights, steps):
     if key not in _memo:
         _memo[key] = row_scores_unfixed(table, weights, steps)
     return _memo[key]
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (1) Keeps the device copy of the last table, keyed on its shape: wrong scores for a new table.
-    Submission("red1_cache_copy_by_shape", {"row_scores": '''
+    Submission(
+        "red1_cache_copy_by_shape",
+        {
+            "row_scores": """
 _copies = {}
 def row_scores(table, weights, steps):
     if table.shape not in _copies:
         _copies[table.shape] = tf.identity(tf.convert_to_tensor(table))
     rows = _copies[table.shape]
     return tf.stack([tf.reduce_sum(rows[step % table.shape[0]] * weights) for step in range(steps)])
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (2) Lowers the target by patching the library.
-    Submission("red2_patches_target_for", {"row_scores": '''
-import tfperf.targets
-tfperf.targets.target_for = lambda *args, **kwargs: 0.01
+    Submission(
+        "red2_patches_target_for",
+        {
+            "row_scores": """
+import tfperf.grading.targets
+tfperf.grading.targets.target_for = lambda *args, **kwargs: 0.01
 def row_scores(table, weights, steps):
     return row_scores_unfixed(table, weights, steps)
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (2) Lowers the target with a targets file of its own, named in the environment.
-    Submission("red2_own_targets_file", {"row_scores": '''
+    Submission(
+        "red2_own_targets_file",
+        {
+            "row_scores": """
 import os
 with open("my_targets.toml", "w") as f:
     f.write('["01_tensors.keep_data_on_device"]\\ncpu = 0.01\\ngpu = 0.01\\n')
 os.environ["TFPERF_TARGETS"] = os.path.abspath("my_targets.toml")
 def row_scores(table, weights, steps):
     return row_scores_unfixed(table, weights, steps)
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (2) Replaces the speed check with one that always passes: course modules refuse the assignment
     #     (the cell fails there), so the real check runs and fails the unfixed answer.
-    Submission("red2_replaces_the_speed_check", {"row_scores": '''
+    Submission(
+        "red2_replaces_the_speed_check",
+        {
+            "row_scores": """
 def row_scores(table, weights, steps):
     return row_scores_unfixed(table, weights, steps)
 from tfperf import grading
 grading.assert_speedup = lambda *args, **kwargs: print("Passed")
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # (2) Slows the baseline: TensorFlow's conversion made slower for everyone (the answer avoids it).
-    Submission("red2_slows_convert_to_tensor", {"row_scores": _FIXED + '''
+    Submission(
+        "red2_slows_convert_to_tensor",
+        {
+            "row_scores": _FIXED
+            + """
 import time
 _convert = tf.convert_to_tensor
 def _slow_convert(*args, **kwargs):
@@ -77,5 +117,8 @@ def _slow_convert(*args, **kwargs):
 tf.convert_to_tensor = _slow_convert
 def row_scores(table, weights, steps):
     return _fixed(table, weights, steps)
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
 ]

@@ -6,7 +6,7 @@ Classes of the grading-integrity issue: (1) remembering, (2) changing what the g
 
 from tests.grading.submission import Submission
 
-_TRAIN = '''
+_TRAIN = """
 @tf.function
 def train_block(w, xs, ys):
     loss = tf.constant(0.0)
@@ -21,9 +21,9 @@ def _train(w0, xs, ys, report, every):
         loss = train_block(w, xs[start:start + every], ys[start:start + every])
         report(min(start + every, steps) - 1, float(loss))
     return w.read_value()
-'''
+"""
 
-_EPOCHS_OK = '''
+_EPOCHS_OK = """
 def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w = tf.Variable(w0)
     total, count, running = tf.constant(0.0), 0, []
@@ -34,22 +34,33 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
         running.append(total / count)
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''
+"""
 
 RED_TEAM = [
     # (1) Remembers the weights per problem size: the visible and hidden result checks use sizes
     #     once each, so they pass; the speed check's new data on every timed call exposes it.
-    Submission("red1_train_memo_by_size", {"train": _TRAIN + '''
+    Submission(
+        "red1_train_memo_by_size",
+        {
+            "train": _TRAIN
+            + """
 _memo = {}
 def train(w0, xs, ys, report, every):
     key = (tuple(xs.shape), every)
     if key not in _memo:
         _memo[key] = _train(w0, xs, ys, report, every)
     return _memo[key]
-'''}, {"train_speed_tests": 0}),
+"""
+        },
+        {"train_speed_tests": 0},
+    ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.
-    Submission("red2_slows_the_library_step", {"train": _TRAIN + '''
+    Submission(
+        "red2_slows_the_library_step",
+        {
+            "train": _TRAIN
+            + """
 import time, traceback
 _step = gpu_sync.train_step
 def _slow_step(*args):
@@ -59,10 +70,16 @@ def _slow_step(*args):
 vars(gpu_sync)["train_step"] = _slow_step      # past the module's refusal of `gpu_sync.train_step = ...`
 def train(w0, xs, ys, report, every):
     return _train(w0, xs, ys, report, every)
-'''}, {"train_tests": 0, "train_speed_tests": 0, "train_epochs_tests": 0, "fit_tests": 0}),
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0, "train_epochs_tests": 0, "fit_tests": 0},
+    ),
     # (4) Switches the host-sync counter off from inside the answer, then reads every step.
-    Submission("red4_switches_the_counter_off", {"train": '''
-from tfperf import host_syncs
+    Submission(
+        "red4_switches_the_counter_off",
+        {
+            "train": """
+from tfperf.measure import host_syncs
 def train(w0, xs, ys, report, every):
     host_syncs._patches._restore()
     w = tf.Variable(w0)
@@ -73,9 +90,15 @@ def train(w0, xs, ys, report, every):
         else:
             loss.numpy()
     return w.read_value()
-'''}, {"train_tests": 0, "train_speed_tests": 0}),
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
     # (4, 5) Does every epoch's work before the first epoch ends, then calls the callback in a row.
-    Submission("red5_epochs_all_work_first", {"train_epochs": '''
+    Submission(
+        "red5_epochs_all_work_first",
+        {
+            "train_epochs": """
 def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w = tf.Variable(w0)
     total, count, running = tf.constant(0.0), 0, []
@@ -87,9 +110,15 @@ def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     for epoch in range(epochs):
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''}, {"train_epochs_tests": 0}),
+"""
+        },
+        {"train_epochs_tests": 0},
+    ),
     # (5) No tf.function, so no retracing, but the running mean still stacks every loss so far.
-    Submission("red5_epochs_eager_growing_mean", {"train_epochs": '''
+    Submission(
+        "red5_epochs_eager_growing_mean",
+        {
+            "train_epochs": """
 def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w = tf.Variable(w0)
     losses, running = [], []
@@ -100,17 +129,30 @@ def train_epochs(w0, xs, ys, epochs, on_epoch_end):
         running.append(running_mean)
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''}, {"train_epochs_tests": 0}),
+"""
+        },
+        {"train_epochs_tests": 0},
+    ),
     # (2) Patches NumPy's comparison so that any result passes, with a wrong answer.
-    Submission("red2_patches_numpy_allclose", {"train_epochs": _EPOCHS_OK + '''
+    Submission(
+        "red2_patches_numpy_allclose",
+        {
+            "train_epochs": _EPOCHS_OK
+            + """
 import numpy
 numpy.allclose = lambda *args, **kwargs: True
 def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w, running = _train_epochs(w0, xs, ys, epochs, on_epoch_end)
     return w * 0.0, running
-'''}, {"train_epochs_tests": 0, "fit_tests": 0}),
+"""
+        },
+        {"train_epochs_tests": 0, "fit_tests": 0},
+    ),
     # (4) Copies every batch of every epoch through a Python list: still an upload per batch.
-    Submission("red4_fit_uploads_through_lists", {"fit": '''
+    Submission(
+        "red4_fit_uploads_through_lists",
+        {
+            "fit": """
 def fit(w0, x, y, batch, epochs):
     w = tf.Variable(w0)
     for epoch in range(epochs):
@@ -119,9 +161,15 @@ def fit(w0, x, y, batch, epochs):
             yb = tf.constant(y[start:start + batch].tolist())
             gpu_sync.train_step(w, xb, yb)
     return w.read_value()
-'''}, {"fit_tests": 0}),
+"""
+        },
+        {"fit_tests": 0},
+    ),
     # (4) Replays a generator through tf.data every epoch: every batch is delivered (copied) again.
-    Submission("red4_fit_generator_every_epoch", {"fit": '''
+    Submission(
+        "red4_fit_generator_every_epoch",
+        {
+            "fit": """
 def fit(w0, x, y, batch, epochs):
     def batches():
         for start in range(0, len(x), batch):
@@ -133,5 +181,8 @@ def fit(w0, x, y, batch, epochs):
         for xb, yb in data:
             gpu_sync.train_step(w, xb, yb)
     return w.read_value()
-'''}, {"fit_tests": 0}),
+"""
+        },
+        {"fit_tests": 0},
+    ),
 ]

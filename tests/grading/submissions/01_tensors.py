@@ -3,72 +3,103 @@
 from tests.grading import attacks
 from tests.grading.submission import Submission
 
-UNFIXED_ROW_SCORES = '''
+UNFIXED_ROW_SCORES = """
 def row_scores(table, weights, steps):
     return row_scores_unfixed(table, weights, steps)
-'''
+"""
 
 SUBMISSIONS = [
     # The unfixed code handed in as the answer: same results, no speedup.
     Submission("unfixed", {"row_scores": UNFIXED_ROW_SCORES}, {"row_scores_tests": 0}),
     # "Fixed" by switching to tf.constant, but still converting inside the loop.
-    Submission("still_converts_in_loop", {"row_scores": '''
+    Submission(
+        "still_converts_in_loop",
+        {
+            "row_scores": """
 def row_scores(table, weights, steps):
     scores = []
     for step in range(steps):
         rows = tf.constant(table)
         scores.append(tf.reduce_sum(rows[step % table.shape[0]] * weights))
     return tf.stack(scores)
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # Fast, but skips work: scores only the first row.
-    Submission("skips_work", {"row_scores": '''
+    Submission(
+        "skips_work",
+        {
+            "row_scores": """
 def row_scores(table, weights, steps):
     first = tf.reduce_sum(tf.convert_to_tensor(table[0]) * weights)
     return tf.fill([steps], first)
-'''}, {"row_scores_tests": 0}),
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
     # The unfixed arithmetic: int32 * float32 raises InvalidArgumentError.
-    Submission("no_cast", {"weighted_mean": '''
+    Submission(
+        "no_cast",
+        {
+            "weighted_mean": """
 def weighted_mean(counts, weights):
     return tf.reduce_sum(counts * weights) / tf.reduce_sum(weights)
-'''}, {"weighted_mean_tests": 0}),
+"""
+        },
+        {"weighted_mean_tests": 0},
+    ),
     # Casts the wrong operand: runs, but the fractions are lost.
-    Submission("casts_weights", {"weighted_mean": '''
+    Submission(
+        "casts_weights",
+        {
+            "weighted_mean": """
 def weighted_mean(counts, weights):
     weights = tf.cast(weights, tf.int32)
     return tf.cast(tf.reduce_sum(counts * weights) / tf.reduce_sum(weights), tf.float32)
-'''}, {"weighted_mean_tests": 0}),
+"""
+        },
+        {"weighted_mean_tests": 0},
+    ),
     # A crash in one exercise and an endless loop in the other: both cost their points only,
     # the loop is interrupted at the cell timeout, and grading goes on.
-    Submission("crashes_and_hangs", {
-        "weighted_mean": '''
+    Submission(
+        "crashes_and_hangs",
+        {
+            "weighted_mean": """
 def weighted_mean(counts, weights):
     raise ValueError("not today")
-''',
-        "row_scores": '''
+""",
+            "row_scores": """
 def row_scores(table, weights, steps):
     while True:
         pass
-''',
-    }, {"weighted_mean_tests": 0, "row_scores_tests": 0}),
+""",
+        },
+        {"weighted_mean_tests": 0, "row_scores_tests": 0},
+    ),
     # Correct answers that also warn and write to stderr on every call: full marks.
-    Submission("correct_but_noisy", {
-        "weighted_mean": '''
+    Submission(
+        "correct_but_noisy",
+        {
+            "weighted_mean": """
 import sys, warnings
 warnings.warn("defining weighted_mean")
 def weighted_mean(counts, weights):
     warnings.warn("weighted_mean is called", UserWarning)
     print("debug: weighted_mean", file=sys.stderr)
     return tf.reduce_sum(tf.cast(counts, tf.float32) * weights) / tf.reduce_sum(weights)
-''',
-        "row_scores": '''
+""",
+            "row_scores": """
 import os, warnings
 def row_scores(table, weights, steps):
     warnings.warn("row_scores is called", RuntimeWarning)
     os.write(2, b"native debug line\\n")
     rows = tf.convert_to_tensor(table)
     return tf.stack([tf.reduce_sum(rows[s % table.shape[0]] * weights) for s in range(steps)])
-''',
-    }),
+""",
+        },
+    ),
 ]
 
 
@@ -95,31 +126,56 @@ def table_inputs(rows=3000, columns=1000, steps=50, seed=None):
 """
 
 SUBMISSIONS += [
-    Submission("writes_the_gradebook", {"weighted_mean": attacks.writes_the_gradebook(_WRONG_WEIGHTED_MEAN)},
-               {"weighted_mean_tests": 0}),
+    Submission(
+        "writes_the_gradebook",
+        {"weighted_mean": attacks.writes_the_gradebook(_WRONG_WEIGHTED_MEAN)},
+        {"weighted_mean_tests": 0},
+    ),
     # Honest work is not lost (class 7). A correct row_scores after a line that ends the kernel:
     # the kernel is gone before the test runs, which scores 0; weighted_mean, graded before,
     # keeps its points, and the other students are graded.
-    Submission("row_scores_then_os_exit", {"row_scores": _CORRECT_ROW_SCORES + "import os\nos._exit(1)\n"},
-               {"row_scores_tests": 0}),
-    Submission("row_scores_then_segfault", {"row_scores": _CORRECT_ROW_SCORES + "import ctypes\nctypes.string_at(0)\n"},
-               {"row_scores_tests": 0}),
-    Submission("row_scores_then_sigkill", {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\n"
-                                           "os.kill(os.getpid(), signal.SIGKILL)\n"}, {"row_scores_tests": 0}),
+    Submission(
+        "row_scores_then_os_exit",
+        {"row_scores": _CORRECT_ROW_SCORES + "import os\nos._exit(1)\n"},
+        {"row_scores_tests": 0},
+    ),
+    Submission(
+        "row_scores_then_segfault",
+        {"row_scores": _CORRECT_ROW_SCORES + "import ctypes\nctypes.string_at(0)\n"},
+        {"row_scores_tests": 0},
+    ),
+    Submission(
+        "row_scores_then_sigkill",
+        {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
+        {"row_scores_tests": 0},
+    ),
     # An endless loop that ignores the interrupt sent at the time limit: the kernel is given up,
     # the rest of the notebook scores 0 (plain nbgrader dropped the whole submission).
-    Submission("row_scores_ignores_the_interrupt", {"row_scores": "import signal\n"
-                                                    "signal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
-               {"row_scores_tests": 0}),
+    Submission(
+        "row_scores_ignores_the_interrupt",
+        {"row_scores": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
+        {"row_scores_tests": 0},
+    ),
     # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
-    Submission("weighted_mean_os_exit", {"weighted_mean": "import os\nos._exit(3)\n"},
-               {"weighted_mean_tests": 0, "row_scores_tests": 0}),
+    Submission(
+        "weighted_mean_os_exit",
+        {"weighted_mean": "import os\nos._exit(3)\n"},
+        {"weighted_mean_tests": 0, "row_scores_tests": 0},
+    ),
     # Tampering with the instructor's cells: they are restored from the gradebook, and the
     # answer is scored on its merits.
-    Submission("test_cell_edited_to_pass", {"weighted_mean": _WRONG_WEIGHTED_MEAN}, {"weighted_mean_tests": 0},
-               locked_edits={"weighted_mean_tests": "print('Passed')"}),
-    Submission("given_baseline_slowed", {"row_scores": UNFIXED_ROW_SCORES}, {"row_scores_tests": 0},
-               locked_edits={"row_scores_given": _SLOWED_GIVEN}),
+    Submission(
+        "test_cell_edited_to_pass",
+        {"weighted_mean": _WRONG_WEIGHTED_MEAN},
+        {"weighted_mean_tests": 0},
+        locked_edits={"weighted_mean_tests": "print('Passed')"},
+    ),
+    Submission(
+        "given_baseline_slowed",
+        {"row_scores": UNFIXED_ROW_SCORES},
+        {"row_scores_tests": 0},
+        locked_edits={"row_scores_given": _SLOWED_GIVEN},
+    ),
     # Honest answers whose test cell's metadata was changed (by accident or not): full points,
     # out of the instructor's points.
     Submission("test_cell_worth_100_points", metadata_edits={"weighted_mean_tests": {"points": 100}}),

@@ -3,15 +3,15 @@
 from tests.grading import attacks
 from tests.grading.submission import Submission
 
-_UNFIXED = '''def train(w0, xs, ys, report, every):
+_UNFIXED = """def train(w0, xs, ys, report, every):
     w = tf.Variable(w0)
     for step in range(xs.shape[0]):
         loss = gpu_sync.train_step(w, xs[step], ys[step])
         report(step, loss.numpy())
     return w.read_value()
-'''
+"""
 
-_FLOAT_EVERY_STEP = '''def train(w0, xs, ys, report, every):
+_FLOAT_EVERY_STEP = """def train(w0, xs, ys, report, every):
     w = tf.Variable(w0)
     steps = xs.shape[0]
     for step in range(steps):
@@ -19,9 +19,9 @@ _FLOAT_EVERY_STEP = '''def train(w0, xs, ys, report, every):
         if (step + 1) % every == 0 or step == steps - 1:
             report(step, loss)
     return w.read_value()
-'''
+"""
 
-_NUMPY_IN_TF_FUNCTION = '''@tf.function
+_NUMPY_IN_TF_FUNCTION = """@tf.function
 def train_block(w, xs, ys, report, start):
     for i in tf.range(tf.shape(xs)[0]):
         loss = gpu_sync.train_step(w, xs[i], ys[i])
@@ -32,9 +32,9 @@ def train(w0, xs, ys, report, every):
     for start in range(0, xs.shape[0], every):
         train_block(w, xs[start:start + every], ys[start:start + every], report, start)
     return w.read_value()
-'''
+"""
 
-_TF_PRINT_EVERY_STEP = '''@tf.function
+_TF_PRINT_EVERY_STEP = """@tf.function
 def train_block(w, xs, ys):
     loss = tf.constant(0.0)
     for i in tf.range(tf.shape(xs)[0]):
@@ -49,9 +49,9 @@ def train(w0, xs, ys, report, every):
         loss = train_block(w, xs[start:start + every], ys[start:start + every])
         report(min(start + every, steps) - 1, float(loss))
     return w.read_value()
-'''
+"""
 
-_READ_EVERY_N_IN_PYTHON = '''def train(w0, xs, ys, report, every):
+_READ_EVERY_N_IN_PYTHON = """def train(w0, xs, ys, report, every):
     w = tf.Variable(w0)
     steps = xs.shape[0]
     for step in range(steps):
@@ -59,28 +59,39 @@ _READ_EVERY_N_IN_PYTHON = '''def train(w0, xs, ys, report, every):
         if (step + 1) % every == 0 or step == steps - 1:
             report(step, loss.numpy())
     return w.read_value()
-'''
+"""
 
 SUBMISSIONS = [
-    Submission(name="unfixed", edits={"train": _UNFIXED},
-               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
-    Submission(name="float_instead_of_numpy", edits={"train": _FLOAT_EVERY_STEP},
-               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
-    Submission(name="numpy_inside_tf_function", edits={"train": _NUMPY_IN_TF_FUNCTION},
-               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(name="unfixed", edits={"train": _UNFIXED}, expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(
+        name="float_instead_of_numpy",
+        edits={"train": _FLOAT_EVERY_STEP},
+        expected={"train_tests": 0.0, "train_speed_tests": 0.0},
+    ),
+    Submission(
+        name="numpy_inside_tf_function",
+        edits={"train": _NUMPY_IN_TF_FUNCTION},
+        expected={"train_tests": 0.0, "train_speed_tests": 0.0},
+    ),
     # Prints on every step: fails the printing checks of both cells. (Its timed speed depends on
     # where the output goes: about 10.7x with output to a file in a plain Python process, about
     # 1.1x in nbgrader's kernel on the CI machine; the speed cell checks printing first.)
-    Submission(name="tf_print_every_step", edits={"train": _TF_PRINT_EVERY_STEP},
-               expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(
+        name="tf_print_every_step",
+        edits={"train": _TF_PRINT_EVERY_STEP},
+        expected={"train_tests": 0.0, "train_speed_tests": 0.0},
+    ),
     # Syncs only every N steps but keeps the Python loop: structurally right (full points),
     # too slow on a CPU (about 1.0x; the CPU target needs the in-graph loop).
-    Submission(name="reads_every_n_in_python_loop", edits={"train": _READ_EVERY_N_IN_PYTHON},
-               expected={"train_speed_tests": 0.0}),
+    Submission(
+        name="reads_every_n_in_python_loop",
+        edits={"train": _READ_EVERY_N_IN_PYTHON},
+        expected={"train_speed_tests": 0.0},
+    ),
 ]
 
 # Exercise 2 (the slowdown).
-_EPOCHS_UNFIXED = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+_EPOCHS_UNFIXED = """def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     @tf.function
     def mean_loss(losses):
         return tf.reduce_mean(tf.stack(losses))
@@ -94,10 +105,10 @@ _EPOCHS_UNFIXED = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
         running.append(running_mean)
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''
+"""
 
 # Moves the tf.function out of the loop and relaxes shapes: the list still grows, so it still retraces.
-_EPOCHS_REDUCE_RETRACING = '''@tf.function(reduce_retracing=True)
+_EPOCHS_REDUCE_RETRACING = """@tf.function(reduce_retracing=True)
 def mean_loss(losses):
     return tf.reduce_mean(tf.stack(losses))
 
@@ -111,10 +122,10 @@ def train_epochs(w0, xs, ys, epochs, on_epoch_end):
         running.append(running_mean)
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''
+"""
 
 # No retracing any more, but the mean of the last epoch only: wrong results.
-_EPOCHS_EPOCH_MEAN = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
+_EPOCHS_EPOCH_MEAN = """def train_epochs(w0, xs, ys, epochs, on_epoch_end):
     w = tf.Variable(w0)
     running = []
     for epoch in range(epochs):
@@ -124,63 +135,68 @@ _EPOCHS_EPOCH_MEAN = '''def train_epochs(w0, xs, ys, epochs, on_epoch_end):
         running.append(total / xs.shape[0])
         on_epoch_end(epoch)
     return w.read_value(), tf.stack(running)
-'''
+"""
 
 SUBMISSIONS += [
-    Submission(name="epochs_unfixed", edits={"train_epochs": _EPOCHS_UNFIXED},
-               expected={"train_epochs_tests": 0.0}),
-    Submission(name="epochs_reduce_retracing", edits={"train_epochs": _EPOCHS_REDUCE_RETRACING},
-               expected={"train_epochs_tests": 0.0}),
-    Submission(name="epochs_mean_of_each_epoch", edits={"train_epochs": _EPOCHS_EPOCH_MEAN},
-               expected={"train_epochs_tests": 0.0}),
+    Submission(name="epochs_unfixed", edits={"train_epochs": _EPOCHS_UNFIXED}, expected={"train_epochs_tests": 0.0}),
+    Submission(
+        name="epochs_reduce_retracing",
+        edits={"train_epochs": _EPOCHS_REDUCE_RETRACING},
+        expected={"train_epochs_tests": 0.0},
+    ),
+    Submission(
+        name="epochs_mean_of_each_epoch",
+        edits={"train_epochs": _EPOCHS_EPOCH_MEAN},
+        expected={"train_epochs_tests": 0.0},
+    ),
 ]
 
 # Exercise 3: copy the data to the device once (graded on results and copies).
-_FIT_UNFIXED = '''def fit(w0, x, y, batch, epochs):
+_FIT_UNFIXED = """def fit(w0, x, y, batch, epochs):
     return fit_unfixed(w0, x, y, batch, epochs)
-'''
+"""
 
-_FIT_CONSTANT_PER_STEP = '''def fit(w0, x, y, batch, epochs):
+_FIT_CONSTANT_PER_STEP = """def fit(w0, x, y, batch, epochs):
     w = tf.Variable(w0)
     for epoch in range(epochs):
         for start in range(0, len(x), batch):
             gpu_sync.train_step(w, tf.constant(x[start:start + batch]), tf.constant(y[start:start + batch]))
     return w.read_value()
-'''
+"""
 
-_FIT_NUMPY_ARGUMENTS = '''def fit(w0, x, y, batch, epochs):
+_FIT_NUMPY_ARGUMENTS = """def fit(w0, x, y, batch, epochs):
     w = tf.Variable(w0)
     for epoch in range(epochs):
         for start in range(0, len(x), batch):
             gpu_sync.train_step(w, x[start:start + batch], y[start:start + batch])   # converted on every call
     return w.read_value()
-'''
+"""
 
-_FIT_ONE_EPOCH = '''def fit(w0, x, y, batch, epochs):
+_FIT_ONE_EPOCH = """def fit(w0, x, y, batch, epochs):
     xs, ys = tf.convert_to_tensor(x), tf.convert_to_tensor(y)
     w = tf.Variable(w0)
     for start in range(0, len(x), batch):                         # skips the other epochs
         gpu_sync.train_step(w, xs[start:start + batch], ys[start:start + batch])
     return w.read_value()
-'''
+"""
 
-_FIT_BATCHES_ONCE = '''def fit(w0, x, y, batch, epochs):
+_FIT_BATCHES_ONCE = """def fit(w0, x, y, batch, epochs):
     batches = [(tf.constant(x[s:s + batch]), tf.constant(y[s:s + batch])) for s in range(0, len(x), batch)]
     w = tf.Variable(w0)
     for epoch in range(epochs):
         for xb, yb in batches:
             gpu_sync.train_step(w, xb, yb)
     return w.read_value()
-'''
+"""
 
-_FIT_TF_DATA_CACHE = '''def fit(w0, x, y, batch, epochs):
+_FIT_TF_DATA_CACHE = """def fit(w0, x, y, batch, epochs):
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).cache().prefetch(tf.data.AUTOTUNE)
     w = tf.Variable(w0)
     for epoch in range(epochs):
         for xb, yb in data:
             gpu_sync.train_step(w, xb, yb)
     return w.read_value()
-'''
+"""
 
 SUBMISSIONS += [
     Submission("fit_unfixed", {"fit": _FIT_UNFIXED}, {"fit_tests": 0}),
@@ -198,16 +214,30 @@ SUBMISSIONS += [
 # Reaching outside the notebook (issue 7, class 3; tests/grading/attacks.py): wrong answers
 # that try to get their points another way score 0, and the course stays intact.
 SUBMISSIONS += [
-    Submission("epochs_unfixed_overwrites_the_course",
-               {"train_epochs": attacks.overwrites_the_course(_EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
-    Submission("epochs_unfixed_fetches_the_answer",
-               {"train_epochs": attacks.fetches_the_answer("train_epochs", _EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
-    Submission("epochs_unfixed_spawns_a_shell",
-               {"train_epochs": attacks.spawns_a_shell(_EPOCHS_UNFIXED)}, {"train_epochs_tests": 0.0}),
+    Submission(
+        "epochs_unfixed_overwrites_the_course",
+        {"train_epochs": attacks.overwrites_the_course(_EPOCHS_UNFIXED)},
+        {"train_epochs_tests": 0.0},
+    ),
+    Submission(
+        "epochs_unfixed_fetches_the_answer",
+        {"train_epochs": attacks.fetches_the_answer("train_epochs", _EPOCHS_UNFIXED)},
+        {"train_epochs_tests": 0.0},
+    ),
+    Submission(
+        "epochs_unfixed_spawns_a_shell",
+        {"train_epochs": attacks.spawns_a_shell(_EPOCHS_UNFIXED)},
+        {"train_epochs_tests": 0.0},
+    ),
     # The right answer after reserving 12 GiB: over the sandbox's memory limit (8 GiB) the
     # allocation fails (MemoryError), the answer is never defined, and the kernel lives on for
     # the next exercises. (np.empty touches no page: without the limit it would cost nothing.)
-    Submission("train_needs_12_gib", {"train": "import numpy as np\nscratch = np.empty(12 * 2**30, np.uint8)\n"
-                                      + attacks.reference_source("05_gpu_sync", "train")},
-               {"train_tests": 0.0, "train_speed_tests": 0.0}),
+    Submission(
+        "train_needs_12_gib",
+        {
+            "train": "import numpy as np\nscratch = np.empty(12 * 2**30, np.uint8)\n"
+            + attacks.reference_source("05_gpu_sync", "train")
+        },
+        {"train_tests": 0.0, "train_speed_tests": 0.0},
+    ),
 ]

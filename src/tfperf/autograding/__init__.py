@@ -1,0 +1,11 @@
+"""nbgrader's side of grading (for instructors): where and how submissions are executed and screened.
+
+- ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
+  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+- ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
+  the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
+- ``screen``: the static screen of answer cells: code that has no place in an answer.
+- ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
+- ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
+  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).
+"""

@@ -1,0 +1,497 @@
+"""A second opinion on a submission's speed checks, timed out of its reach: ``python -m tfperf recheck``.
+
+In the grading kernel the learner's code and the checks share one process, and the guard
+notices only the changes it knows about. ``recheck`` times each ``grading.assert_speedup``
+of a submission again with three processes:
+
+- the *baseline worker* runs the instructor's notebook (given cells, no learner code) and
+  calls the unfixed code;
+- the *answer worker* runs the learner's answer cells, with the instructor's locked cells, in
+  the grading sandbox (``tfperf.autograding.sandbox``), and calls the learner's function;
+- this process sends both the same inputs (``make_inputs`` run under the same seed in each),
+  reads the clock around each of their samples (interleaved pairs, median ratio, as the
+  check does), and compares every result of the answer with the baseline's.
+
+Nothing the learner's code does in its process can reach the clock, the target, the unfixed
+code or the comparison. Messages from the answer worker are JSON and NumPy ``.npy`` arrays
+(never pickles), so a hostile answer cannot run code in this process.
+
+What it runs of the submission: its answer cells and the instructor's locked cells, in the
+source notebook's order; demonstration cells only for their imports (as ``nbgrader`` cells
+cannot depend on more). An answer that needs a cell of its own outside the answer cells
+is reported as not runnable here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import io
+import json
+import linecache
+import os
+import random
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
+MAX_CALLS_PER_SAMPLE = 1000
+
+
+# ---------------------------------------------------------------- what to re-time
+
+
+@dataclass(frozen=True)
+class SpeedCheck:
+    """One ``grading.assert_speedup`` call of a test cell, as source text."""
+
+    grade_id: str
+    exercise: str
+    candidate: str
+    baseline: str
+    make_inputs: str
+    prelude: str  # the test cell's own definitions (functions, imports) before the call
+    hidden: bool = False  # in the cell's hidden part
+    rtol: float = 1e-5
+    atol: float = 1e-6
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _is_test(cell) -> bool:
+    meta = _nbgrader(cell)
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def speed_checks(source_nb) -> list[SpeedCheck]:
+    """Every ``assert_speedup`` call in the test cells of the instructor's notebook."""
+    found = []
+    for cell in source_nb.cells:
+        if cell.cell_type != "code" or not _is_test(cell):
+            continue
+        tree = ast.parse(cell.source)
+        hidden_from = cell.source.find("### BEGIN HIDDEN TESTS")
+        hidden_line = cell.source[:hidden_from].count("\n") + 1 if hidden_from >= 0 else None
+        definitions = [
+            node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
+        ]
+        prelude = "\n".join(ast.get_source_segment(cell.source, node) for node in definitions)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            number = lambda name, default: ast.literal_eval(kw[name]) if name in kw else default  # noqa: E731
+            found.append(
+                SpeedCheck(
+                    grade_id=_nbgrader(cell)["grade_id"],
+                    exercise=ast.literal_eval(kw["exercise"]),
+                    candidate=ast.get_source_segment(cell.source, node.args[0]),
+                    baseline=ast.get_source_segment(cell.source, node.args[1]),
+                    make_inputs=ast.get_source_segment(cell.source, kw["make_inputs"]),
+                    prelude=prelude,
+                    hidden=hidden_line is not None and node.lineno > hidden_line,
+                    rtol=number("rtol", 1e-5),
+                    atol=number("atol", 1e-6),
+                )
+            )
+    return found
+
+
+def imports_only(source: str) -> str:
+    """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    return "\n".join(
+        ast.get_source_segment(source, node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
+
+
+def program(source_nb, answers_nb=None) -> list[str]:
+    """The cells a worker runs: the source notebook's order; locked cells from the source; answer
+    cells from ``answers_nb`` (the submission) or the source's reference; test cells left out;
+    demonstration cells cut to their imports."""
+    answers = {}
+    if answers_nb is not None:
+        answers = {_nbgrader(c).get("grade_id"): c.source for c in answers_nb.cells if _nbgrader(c).get("solution")}
+    cells = []
+    for cell in source_nb.cells:
+        if cell.cell_type != "code" or _is_test(cell):
+            continue
+        meta = _nbgrader(cell)
+        if meta.get("solution"):
+            cells.append(answers.get(meta["grade_id"], cell.source) if answers_nb is not None else cell.source)
+            if answers_nb is not None and meta["grade_id"] not in answers:
+                raise NotRunnable(f"the submission has no answer cell {meta['grade_id']!r}")
+        elif meta:
+            cells.append(cell.source)
+        else:
+            cells.append(imports_only(cell.source))
+    return cells
+
+
+class NotRunnable(RuntimeError):
+    """The submission cannot be re-timed out of its kernel (and why)."""
+
+
+# ---------------------------------------------------------------- messages
+
+
+def _send(stream: BinaryIO, header: dict, arrays: list | None = None) -> None:
+    import numpy as np
+
+    payload = json.dumps(header).encode()
+    blobs = []
+    for array in arrays or []:
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(array), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+    stream.write(struct.pack(">II", len(payload), len(blobs)) + payload)
+    for blob in blobs:
+        stream.write(struct.pack(">Q", len(blob)) + blob)
+    stream.flush()
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise EOFError("the worker stopped answering")
+    return data
+
+
+def _receive(stream: BinaryIO) -> tuple[dict, list]:
+    import numpy as np
+
+    size, count = struct.unpack(">II", _read_exactly(stream, 8))
+    header = json.loads(_read_exactly(stream, size))
+    arrays = []
+    for _ in range(count):
+        (length,) = struct.unpack(">Q", _read_exactly(stream, 8))
+        arrays.append(np.load(io.BytesIO(_read_exactly(stream, length)), allow_pickle=False))
+    return header, arrays
+
+
+# ---------------------------------------------------------------- the workers
+
+
+def _leaves(value: Any) -> list:
+    """The result as a flat list of NumPy arrays (tensors, arrays, numbers; nested lists and tuples)."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    return [np.asarray(value)]
+
+
+@contextlib.contextmanager
+def _seeded(seed: int):
+    """NumPy's unseeded generators, Python's ``random`` and TensorFlow's (hence Keras's) seeds drawing
+    from ``seed`` in the block: both workers make the same data from the same seed."""
+    import numpy as np
+
+    from tfperf.runtime import logs
+
+    original = np.random.default_rng
+    seeds = iter(np.random.SeedSequence(seed).generate_state(10_000))
+
+    def default_rng(seed=None):
+        return original(int(next(seeds)) if seed is None else seed)
+
+    np.random.default_rng = default_rng
+    np.random.seed(seed)
+    random.seed(seed)
+    logs.tensorflow().random.set_seed(seed)
+    try:
+        yield
+    finally:
+        np.random.default_rng = original
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    """A worker: run the cells it is sent, then prepare inputs, run samples and return results."""
+    from tfperf.runtime import device, logs
+
+    header, _ = _receive(requests)
+    namespace: dict = {"__name__": "__main__"}
+    try:
+        with logs.captured_output(), _seeded(0):
+            for index, source in enumerate([*header["cells"], header["prelude"]]):
+                name = f"<cell {index}>"  # AutoGraph reads a function's source through linecache
+                linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+                exec(compile(source, name, "exec"), namespace)
+            function = eval(header["function"], namespace)
+            make_inputs = eval(header["make_inputs"], namespace)
+    except BaseException:
+        _send(replies, {"error": traceback.format_exc(limit=3)})
+        return
+    _send(replies, {"ready": True})
+    inputs: list = []
+    results: list = []
+    while True:
+        request, _ = _receive(requests)
+        try:
+            if request["do"] == "prepare":
+                inputs = []
+                for seed in request["seeds"]:
+                    with _seeded(seed):
+                        inputs.append(tuple(make_inputs()))
+                results = []
+                _send(replies, {"ok": True})
+            elif request["do"] == "run":
+                device.sync()
+                with logs.captured_output():
+                    results = [function(*args) for args in inputs]
+                device.sync()
+                _send(replies, {"ok": True})
+            elif request["do"] == "result":
+                leaves = _leaves(results[request["index"]])
+                _send(replies, {"ok": True}, leaves)
+            else:
+                return
+        except BaseException:
+            _send(replies, {"error": traceback.format_exc(limit=3)})
+
+
+def _worker_main() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever the cells print goes to stderr, not into the replies
+    serve(sys.stdin.buffer, replies)
+
+
+class Worker:
+    """A worker process, reached through its stdin and stdout."""
+
+    def __init__(self, argv: list[str], cells: list[str], check: SpeedCheck, function: str, what: str, preexec_fn=None):
+        self.what = what
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=preexec_fn
+        )
+        _send(
+            self.process.stdin,
+            {"cells": cells, "prelude": check.prelude, "function": function, "make_inputs": check.make_inputs},
+        )
+        self.expect()
+
+    def ask(self, **request) -> list:
+        _send(self.process.stdin, request)
+        return self.expect()
+
+    def expect(self) -> list:
+        try:
+            header, arrays = _receive(self.process.stdout)
+        except (EOFError, struct.error, ValueError) as err:
+            raise NotRunnable(f"{self.what} stopped ({err})") from err
+        if "error" in header:
+            raise NotRunnable(f"{self.what} failed:\n{header['error']}")
+        return arrays
+
+    def close(self) -> None:
+        try:
+            _send(self.process.stdin, {"do": "exit"})
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+# ---------------------------------------------------------------- the parent
+
+
+@dataclass
+class Verdict:
+    exercise: str
+    target: float
+    ratios: list[float] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.ratios) if self.ratios else None
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and self.median is not None and self.median >= self.target
+
+    def line(self) -> str:
+        if self.problem:
+            return f"{self.exercise}: NOT PASSED out of the kernel: {self.problem}"
+        spread = f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x"
+        return (
+            f"{self.exercise}: {'passed' if self.passed else 'NOT PASSED'} out of the kernel: median speedup "
+            f"{self.median:.2f}x over {len(self.ratios)} pairs ({spread}), target {self.target:.2f}x"
+        )
+
+
+def _worker_argv() -> list[str]:
+    return [sys.executable, "-m", "tfperf.autograding.recheck", "worker"]
+
+
+def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
+    import numpy as np
+
+    if len(got) != len(expected):
+        return f"the answer returned {len(got)} arrays; the unfixed code {len(expected)}"
+    for g, e in zip(got, expected):
+        if g.shape != e.shape:
+            return f"a result has shape {g.shape}; the unfixed code's has {e.shape}"
+        if not np.allclose(g, e, rtol=check.rtol, atol=check.atol, equal_nan=True):
+            return "a result differs from the unfixed code's on the same inputs"
+    return None
+
+
+def _sample_size(worker: Worker, seeds: Iterator[int]) -> int:
+    from tfperf.measure import timing
+
+    worker.ask(do="prepare", seeds=[next(seeds)])
+    _, seconds = timing.stopwatch(lambda: worker.ask(do="run"), sync=lambda: None)
+    return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
+
+
+def recheck_one(check: SpeedCheck, baseline: Worker, answer: Worker, *, pairs: int = 7) -> Verdict:
+    """Time ``answer`` against ``baseline`` as interleaved pairs, comparing every result."""
+    from tfperf.grading import targets
+    from tfperf.measure import timing
+
+    verdict = Verdict(check.exercise, targets.target_for(check.exercise))
+    seeds = iter(random.SystemRandom().randrange(2**32) for _ in range(10**6))
+    for worker in (baseline, answer):  # warm-up: tracing and first-run costs stay out
+        worker.ask(do="prepare", seeds=[next(seeds)])
+        worker.ask(do="run")
+    calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
+    for index in range(pairs):
+        order = (answer, baseline) if index % 2 == 0 else (baseline, answer)
+        batch = {w: [next(seeds) for _ in range(calls[w])] for w in order}
+        seconds = {}
+        for worker in order:
+            worker.ask(do="prepare", seeds=batch[worker])
+            _, seconds[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
+        # Every result of the answer's sample, against the unfixed code on the same inputs.
+        baseline.ask(do="prepare", seeds=batch[answer])
+        baseline.ask(do="run")
+        for i in range(calls[answer]):
+            problem = _compare(answer.ask(do="result", index=i), baseline.ask(do="result", index=i), check)
+            if problem:
+                verdict.problem = problem
+                return verdict
+        verdict.ratios.append((seconds[baseline] / calls[baseline]) / max(seconds[answer] / calls[answer], 1e-12))
+    return verdict
+
+
+def recheck(
+    submission: Path,
+    source: Path,
+    *,
+    pairs: int = 7,
+    sandboxed: bool = True,
+    exercises: list[str] | None = None,
+    hidden: bool = True,
+) -> list[Verdict]:
+    """Re-time every speed check of ``submission`` (a notebook) against ``source`` (the instructor's);
+    ``hidden=False`` leaves out the checks of the hidden tests."""
+    import nbformat
+
+    from tfperf.autograding import sandbox
+
+    source_nb = nbformat.read(source, as_version=4)
+    try:
+        answers_nb = nbformat.read(submission, as_version=4)
+    except Exception as err:
+        raise NotRunnable(f"{submission} is not a readable notebook ({err})") from err
+    checks = [
+        c for c in speed_checks(source_nb) if (not exercises or c.exercise in exercises) and (hidden or not c.hidden)
+    ]
+    baseline_cells, answer_cells = program(source_nb), program(source_nb, answers_nb)
+    verdicts = []
+    for check in checks:
+        with tempfile.TemporaryDirectory(prefix="tfperf-recheck-") as workdir:
+            answer_argv = _worker_argv()
+            if sandboxed:
+                answer_argv = sandbox.bwrap_argv(workdir, workdir, answer_argv, bwrap=sandbox.find_bwrap())
+            baseline = answer = None
+            try:
+                baseline = Worker(_worker_argv(), baseline_cells, check, check.baseline, "the unfixed code's process")
+                answer = Worker(
+                    answer_argv,
+                    answer_cells,
+                    check,
+                    check.candidate,
+                    "the answer's process",
+                    preexec_fn=sandbox.Limits().apply if sandboxed else None,
+                )
+                verdicts.append(recheck_one(check, baseline, answer, pairs=pairs))
+            except NotRunnable as problem:
+                from tfperf.grading import targets
+
+                verdicts.append(Verdict(check.exercise, targets.target_for(check.exercise), problem=str(problem)))
+            finally:
+                for worker in (answer, baseline):
+                    if worker is not None:
+                        worker.close()
+    return verdicts
+
+
+def find_source(submission: Path) -> Path:
+    """The instructor's notebook of the same name in the checkout's ``solutions/``."""
+    from tfperf.runtime import checkout
+
+    matches = sorted((checkout.course_root() / "solutions").glob(f"*/{submission.name}"))
+    if len(matches) != 1:
+        raise NotRunnable(f"no single solutions/*/{submission.name}: pass --source")
+    return matches[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if args[:1] == ["worker"]:
+        _worker_main()
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m tfperf recheck", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(args))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submission", type=Path, help="the submitted notebook")
+    parser.add_argument("--source", type=Path, help="the instructor's notebook (default: solutions/*/<same name>)")
+    parser.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
+    parser.add_argument("--pairs", type=int, default=7, help="timed pairs per check (default 7)")
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run the answer without bubblewrap (trusted code only)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one line per speed check; exit 1 unless every one passed."""
+    try:
+        source = args.source or find_source(args.submission)
+        verdicts = recheck(
+            args.submission, source, pairs=args.pairs, sandboxed=not args.no_sandbox, exercises=args.exercise
+        )
+    except NotRunnable as problem:
+        print(f"recheck: {problem}", file=sys.stderr)
+        return 2
+    for verdict in verdicts:
+        print(verdict.line())
+    if not verdicts:
+        print("No speed checks in this notebook.")
+    return 0 if verdicts and all(v.passed for v in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,323 @@
+"""The sandboxed kernel that nbgrader grades in: ``python -m tfperf.autograding.sandbox install | check``.
+
+``install`` writes the Jupyter kernelspec ``tfperf-grading``. Its command starts this
+module's ``launch``, which runs this interpreter's ``ipykernel_launcher`` under Debian's
+bubblewrap (``bwrap``) with:
+
+- the whole file system read-only (the course included), except the notebook's own folder
+  (the kernel's working directory) and a private, size-limited ``/tmp``; the gradebook, the
+  other submissions and the instructor's source hidden altogether (``TFPERF_SANDBOX_HIDE``);
+- every namespace unshared: no network at all (not even the host's loopback), its own
+  process tree (everything it started dies with it), no capabilities, no nested sandboxes;
+- resource limits: CPU seconds (``RLIMIT_CPU``, summed over threads) and private writable
+  memory (``RLIMIT_DATA``; ``RLIMIT_AS`` would count the address space TensorFlow and CUDA
+  reserve without using it).
+
+Without a network the kernel cannot use Jupyter's TCP transport, so it talks to nbgrader over
+ZeroMQ ``ipc`` sockets (Unix sockets) in the folder of the connection's ``ip`` (a path prefix
+for ipc), the one other folder the sandbox can write to. The kernel manager must use
+``transport = "ipc"`` and an ``ip`` in a folder of its own (``autograde/nbgrader_config.py``
+sets both); the launcher refuses a TCP connection file with a message that says so. The learner's own JupyterLab keeps its ordinary ``python3`` kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+KERNEL_NAME = "tfperf-grading"
+# Paths (os.pathsep-separated) the kernel must not even read: the gradebook, the other
+# students' work, the instructor's source. Set by autograde/nbgrader_config.py.
+HIDE_ENV = "TFPERF_SANDBOX_HIDE"
+BWRAP = "/usr/bin/bwrap"
+GIB = 1024**3
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create a sandbox on this machine."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one grading kernel (the whole notebook's run, all its threads)."""
+
+    cpu_seconds: int = 1800
+    memory_bytes: int = 8 * GIB
+    tmp_bytes: int = 1 * GIB
+
+    def apply(self) -> None:
+        """Set the limits on this process; the sandbox and the kernel inherit them."""
+        # SIGXCPU at the soft limit, SIGKILL 10 s later for a process that ignores it
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds + 10))
+        resource.setrlimit(resource.RLIMIT_DATA, (self.memory_bytes, self.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+#: The limits the grading kernel runs under unless told otherwise.
+DEFAULT_LIMITS = Limits()
+
+
+def find_bwrap(bwrap: str | None = None) -> str:
+    """The bubblewrap executable, or SandboxUnavailable saying how to install it."""
+    found = bwrap or shutil.which("bwrap") or (BWRAP if os.access(BWRAP, os.X_OK) else None)
+    if not found or not os.access(found, os.X_OK):
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed, and the grading kernel runs learner code inside it. "
+            "Install it (Debian/Ubuntu: `sudo apt-get install bubblewrap`), then "
+            "`python -m tfperf.autograding.sandbox install`."
+        )
+    return found
+
+
+def device_nodes() -> list[str]:
+    """GPU device nodes to pass through (the sandbox's /dev holds only the basic devices)."""
+    return sorted(str(p) for p in Path("/dev").glob("nvidia*")) + (["/dev/dri"] if Path("/dev/dri").exists() else [])
+
+
+def code_folders_in_tmp() -> tuple[str, ...]:
+    """The folders of this interpreter's code (its environment, ``sys.path``) that lie in ``/tmp``:
+    the sandbox replaces ``/tmp`` by its own, so a checkout or an environment there would lose its
+    modules. ``/tmp`` itself is never among them."""
+    found = set()
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path):
+        real = os.path.realpath(path) if path else ""
+        if real.startswith("/tmp/") and os.path.isdir(real):
+            found.add(real)
+    return tuple(sorted(p for p in found if not any(p.startswith(q + "/") for q in found)))
+
+
+def bwrap_argv(
+    workdir: str,
+    runtime_dir: str,
+    command: list[str],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    bwrap: str = BWRAP,
+    devices: list[str] | None = None,
+    readable: tuple[str, ...] = (),
+    hidden: tuple[str, ...] = (),
+    visible: tuple[str, ...] | None = None,
+) -> list[str]:
+    """The bubblewrap command that runs ``command`` sandboxed, writable only in ``workdir``,
+    ``runtime_dir`` (where the kernel's ipc sockets go) and a private ``/tmp``; the files in
+    ``readable`` (the connection file) and the folders in ``visible`` (default: :func:`code_folders_in_tmp`)
+    stay readable even where they lie in the hidden ``/tmp``; existing ``hidden`` folders look empty and
+    ``hidden`` files cannot be read (``workdir`` may lie inside, and so may they in a ``visible`` folder)."""
+    argv = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(limits.tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+    ]
+    for folder in code_folders_in_tmp() if visible is None else visible:  # before what is hidden inside them
+        argv += ["--ro-bind", folder, folder]
+    for node in device_nodes() if devices is None else devices:
+        argv += ["--dev-bind", node, node]
+    hidden_folders = [p for p in hidden if os.path.isdir(p)]
+    for path in hidden:
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]  # a device on a nodev mount: reading it is refused
+    for folder in dict.fromkeys([runtime_dir, workdir]):  # after /tmp: they may lie inside it
+        argv += ["--bind", folder, folder]
+    for path in readable:
+        argv += ["--ro-bind", path, path]
+    for folder in hidden_folders:  # their empty stand-ins are read-only too
+        argv += ["--remount-ro", folder]
+    argv += [
+        "--chdir",
+        workdir,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "IPYTHONDIR",
+        "/tmp/ipython",
+        "--setenv",
+        "MPLCONFIGDIR",
+        "/tmp/matplotlib",
+        # ipykernel exits when its parent looks gone, and in its own process tree its parent
+        # is always pid 1; 1 tells it not to watch (--die-with-parent does that job).
+        "--setenv",
+        "JPY_PARENT_PID",
+        "1",
+        "--",
+        *command,
+    ]
+    return argv
+
+
+def ipc_folder(connection_file: str) -> str:
+    """The folder where the kernel must create its ipc sockets, from its connection file."""
+    info = json.loads(Path(connection_file).read_text())
+    if info.get("transport") != "ipc":
+        raise SandboxUnavailable(
+            f"The grading kernel has no network, so it needs Jupyter's ipc transport, but "
+            f'{connection_file} asks for {info.get("transport")!r}. Set `c.KernelManager.transport = "ipc"` '
+            "in the nbgrader configuration (autograde/nbgrader_config.py does)."
+        )
+    return str(Path(info["ip"]).resolve().parent)
+
+
+def launch(
+    connection_file: str, kernel_args: list[str], *, limits: Limits = DEFAULT_LIMITS, bwrap: str | None = None
+) -> None:
+    """Replace this process with the sandboxed ipykernel for ``connection_file`` (never returns)."""
+    bwrap = find_bwrap(bwrap)
+    connection_file = str(Path(connection_file).resolve())
+    runtime_dir = ipc_folder(connection_file)
+    command = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *kernel_args]
+    hidden = tuple(p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p)
+    argv = bwrap_argv(
+        os.getcwd(), runtime_dir, command, limits=limits, bwrap=bwrap, readable=(connection_file,), hidden=hidden
+    )
+    limits.apply()
+    # Jupyter interrupts a kernel with SIGINT to its whole process group: bubblewrap must
+    # ignore it (or it would exit and take the kernel with it); the kernel sets its own handler.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.execv(bwrap, argv)
+
+
+def kernelspec(limits: Limits = DEFAULT_LIMITS) -> dict:
+    """The kernel.json of the grading kernel: this interpreter, sandboxed by ``launch``."""
+    return {
+        "argv": [
+            sys.executable,
+            "-m",
+            "tfperf.autograding.sandbox",
+            "launch",
+            "--cpu-seconds",
+            str(limits.cpu_seconds),
+            "--memory",
+            str(limits.memory_bytes),
+            "--tmp",
+            str(limits.tmp_bytes),
+            "{connection_file}",
+        ],
+        "display_name": "Python 3 (tfperf grading sandbox)",
+        "language": "python",
+        "interrupt_mode": "signal",
+        "metadata": {"debugger": False},
+    }
+
+
+def install(prefix: str | Path | None = None, limits: Limits = DEFAULT_LIMITS) -> Path:
+    """Write the kernelspec into ``<prefix>/share/jupyter/kernels/tfperf-grading`` (default prefix:
+    this environment, ``sys.prefix``). Fails with SandboxUnavailable where bubblewrap is missing."""
+    find_bwrap()
+    folder = Path(prefix or sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.json").write_text(json.dumps(kernelspec(limits), indent=1) + "\n")
+    return folder
+
+
+def installed() -> Path | None:
+    """Where Jupyter finds the grading kernelspec, or None."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        return Path(KernelSpecManager().get_kernel_spec(KERNEL_NAME).resource_dir)
+    except NoSuchKernel:
+        return None
+
+
+def require() -> None:
+    """Raise SandboxUnavailable, saying what to do, unless the grading kernel can start here."""
+    find_bwrap()
+    if installed() is None:
+        raise SandboxUnavailable(
+            f"The grading kernel {KERNEL_NAME!r} is not installed: run `python -m tfperf.autograding.sandbox install` "
+            "in the course's environment (see docs/instructors.md)."
+        )
+
+
+def check(
+    code: str = "import os; print('sandboxed', os.getcwd())",
+    limits: Limits = DEFAULT_LIMITS,
+    workdir: str | None = None,
+    hidden: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess:
+    """Run ``code`` with this interpreter in the sandbox, as the kernel would run (in ``workdir``,
+    default a scratch folder); raise SandboxUnavailable if bubblewrap cannot create the sandbox."""
+    bwrap = find_bwrap()
+    with tempfile.TemporaryDirectory(prefix="tfperf-sandbox-check-") as scratch:
+        work = workdir or scratch
+        argv = bwrap_argv(work, work, [sys.executable, "-c", code], limits=limits, bwrap=bwrap, hidden=hidden)
+        result = subprocess.run(argv, capture_output=True, text=True, preexec_fn=limits.apply, timeout=600)
+    if result.returncode != 0 and result.stderr.startswith("bwrap:"):
+        raise SandboxUnavailable(
+            f"bubblewrap cannot create the sandbox here: {result.stderr.strip()} "
+            "(it needs user namespaces; in a container, run it with them allowed)."
+        )
+    return result
+
+
+TF_CHECK = """
+import tensorflow as tf
+for device in tf.config.list_logical_devices():
+    with tf.device(device.name):
+        x = tf.random.normal([256, 256])
+        print(device.name, float(tf.reduce_sum(x @ x)) == float(tf.reduce_sum(x @ x)))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tfperf.autograding.sandbox", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_limits(p):
+        p.add_argument("--cpu-seconds", type=int, default=Limits.cpu_seconds, help="CPU time of one notebook's run")
+        p.add_argument("--memory", type=int, default=Limits.memory_bytes, help="bytes of private writable memory")
+        p.add_argument("--tmp", type=int, default=Limits.tmp_bytes, help="bytes of the private /tmp")
+        return p
+
+    p_install = with_limits(sub.add_parser("install", help="write the tfperf-grading kernelspec"))
+    p_install.add_argument("--prefix", help="install under PREFIX/share/jupyter/kernels (default: this environment)")
+    with_limits(sub.add_parser("check", help="import TensorFlow and run an op on every device, sandboxed"))
+    p_launch = with_limits(sub.add_parser("launch", help="(the kernelspec's command) start the sandboxed kernel"))
+    p_launch.add_argument("connection_file")
+    p_launch.add_argument("kernel_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    limits = Limits(args.cpu_seconds, args.memory, args.tmp)
+    try:
+        if args.command == "install":
+            print(f"Installed the {KERNEL_NAME} kernel in {install(args.prefix, limits)}")
+        elif args.command == "check":
+            result = check(TF_CHECK, limits)
+            print(result.stdout, end="")
+            print(result.stderr[-2000:], end="", file=sys.stderr)
+            return result.returncode
+        else:
+            launch(args.connection_file, args.kernel_args, limits=limits)
+    except SandboxUnavailable as problem:
+        print(f"tfperf.autograding.sandbox: {problem}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The static screen as an nbgrader preprocessor: flagged answers lose their exercise's points.
+
+Runs in ``nbgrader autograde`` after the notebook was executed and before the grades are
+saved (``autograde/nbgrader_config.py`` lists it). For every answer cell, it asks
+:func:`tfperf.autograding.screen.screen` what has no place in an honest answer; when something
+is found, the test cells of that exercise (those after the answer cell, up to the next
+answer cell) get an error output that names each finding, so nbgrader scores them 0 and
+the feedback says why. Every finding is also appended to a JSON-lines report for the
+instructor. With ``ScreenAnswers.penalize = False`` the findings are reported only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from traitlets import Bool, Unicode
+
+from tfperf.autograding.screen import defined_names, screen
+
+
+def _nbgrader(cell: NotebookNode) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
+    """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``."""
+    found: list[tuple[int, list[int]]] = []
+    for i, cell in enumerate(nb.cells):
+        meta = _nbgrader(cell)
+        if cell.cell_type == "code" and meta.get("solution"):
+            found.append((i, []))
+        elif meta.get("grade") and not meta.get("solution") and found:
+            found[-1][1].append(i)
+    return found
+
+
+class ScreenAnswers(Preprocessor):
+    """Flag answer cells that tamper with the grading; zero their exercise's test cells."""
+
+    # nbconvert's Preprocessor is disabled unless told otherwise, and nbconvert calls preprocess()
+    # only for an enabled one: without this, the screen never ran inside nbgrader autograde.
+    enabled = Bool(True, help="Whether to screen answers when autograding").tag(config=True)
+    penalize = Bool(True, help="Score the exercise's test cells 0 when its answer is flagged").tag(config=True)
+    report = Unicode("", help="JSON-lines file to append every finding to (empty: no report)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        given: set[str] = set()
+        flagged: dict[int, list[str]] = {}
+        for i, cell in enumerate(nb.cells):
+            meta = _nbgrader(cell)
+            if cell.cell_type != "code":
+                continue
+            if meta.get("solution"):
+                findings = screen(cell.source, given_names=given)
+                if findings:
+                    flagged[i] = [f.describe() for f in findings]
+            elif meta.get("locked"):
+                given |= defined_names(cell.source)
+        for answer, tests in exercises(nb):
+            if answer not in flagged:
+                continue
+            grade_id = _nbgrader(nb.cells[answer]).get("grade_id", f"cell {answer}")
+            self._report(resources, grade_id, flagged[answer])
+            if not self.penalize:
+                continue
+            message = (
+                f"The answer cell '{grade_id}' was not graded: it contains code that has no place in an "
+                f"answer to this exercise ({'; '.join(flagged[answer])}). Remove it; your instructor "
+                f"can see this message."
+            )
+            for t in tests:
+                nb.cells[t].setdefault("outputs", []).append(
+                    new_output("error", ename="ScreenFailure", evalue=message, traceback=[f"ScreenFailure: {message}"])
+                )
+        return nb, resources
+
+    def _report(self, resources: dict, grade_id: str, findings: list[str]) -> None:
+        if not self.report:
+            return
+        info = resources.get("nbgrader", {})
+        row = {
+            "assignment": info.get("assignment"),
+            "student": info.get("student"),
+            "notebook": info.get("notebook"),
+            "cell": grade_id,
+            "findings": findings,
+            "penalized": bool(self.penalize),
+        }
+        path = Path(self.report)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+__all__ = ["ScreenAnswers", "exercises"]

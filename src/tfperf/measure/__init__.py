@@ -1,0 +1,13 @@
+"""The instruments every chapter and check measures with.
+
+- ``instrument``: ``Patches``: patch TensorFlow functions while counting (install on first entry,
+  restore on last), and notice when a patch is undone.
+- ``host_syncs``: ``counting()``: host reads of tensor values (the sync points) and NumPy uploads in a block.
+- ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
+- ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).
+- ``dataset_graph``: ``stages(ds)``: the stages of a ``tf.data`` pipeline, read from the dataset's own graph.
+- ``timing``: the only module that reads a clock: ``measure()``, ``compare()`` (interleaved
+  pairs, median ratio and spread), ``stopwatch()``.
+- ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
+- ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
+"""

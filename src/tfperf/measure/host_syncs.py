@@ -1,0 +1,271 @@
+"""Count host reads of tensor values (the sync points that stall a GPU) and uploads of host data.
+
+On a GPU, TensorFlow queues kernels and returns at once; Python only waits for the
+device when it *reads a value*: ``.numpy()``, ``float()``, ``int()``, ``bool()`` (a
+Python ``if`` on a tensor), ``print``/``str``/``repr``/f-strings, ``range(t)``,
+``np.asarray(t)``, a NumPy function or ufunc applied to a tensor (``np.mean(t)``,
+``np.add(t, 1)``), and, inside a graph, ``tf.numpy_function``/``tf.py_function``. Inside a
+:func:`counting` block every such read of an eager tensor (variables included) is
+counted, whatever the device, so the count is the same on a laptop CPU and on a GPU::
+
+    with host_syncs.counting() as syncs:
+        for step in range(100):
+            loss = train_step(x, y)
+            if step % 10 == 0:
+                print(float(loss))
+    syncs.count   # 10
+
+The block also counts ``uploads``: host data (NumPy arrays, Python lists) turned into
+tensors, whether by ``tf.convert_to_tensor``, ``tf.constant``, an argument of an
+operation or a ``tf.function``, or each tensor a ``tf.data`` iterator delivers: tf.data
+keeps its elements in host memory (a generator's, a ``cache()``'s: each epoch delivers
+them again), and ``tf.data.experimental.prefetch_to_device`` copies each one to the
+device ahead of time, which hides the copy but does not remove it. On a GPU each of
+these crosses from host memory to the device; the count is the same on a CPU, where
+nothing crosses. (Python scalars are not
+counted: they are what every ``x * 0.5`` converts; nor are short flat
+sequences such as shapes.)
+
+How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
+method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
+hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
+``convert_to_eager_tensor`` and the ``tf.data`` iterator are wrapped; the originals come
+back when the last block ends. Not seen: ``memoryview(t)`` and other readers of the C
+buffer protocol (the course's static screen flags them in graded answers).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tfperf.measure.instrument import Patches
+
+#: How a read looks in the learner's code, by the name of the function that asked for it.
+KINDS = {
+    "numpy": ".numpy()",
+    "__float__": "float()",
+    "__int__": "int()",
+    "__index__": "use as an index (range(t), list[t])",
+    "__bool__": "bool() or a Python if/while on a tensor",
+    "__complex__": "complex()",
+    "numpy_text": "print()/str()/repr()",
+    "__format__": "an f-string or format()",
+    "__array__": "np.asarray()/np.array()",
+    "__reduce__": "pickle",
+    "__array_function__": "a NumPy function on a tensor (np.mean(t), ...)",
+    "__array_ufunc__": "a NumPy ufunc on a tensor (np.add(t, 1), ...)",
+    "host_function": "tf.numpy_function/tf.py_func inside a graph",
+}
+
+_NUMPY_CONVERTERS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray")
+
+
+@dataclass(eq=False)
+class HostSyncs:
+    """What a :func:`counting` block saw: the number of host reads, and how they were made."""
+
+    kinds: collections.Counter = field(default_factory=collections.Counter)
+    uploads: int = 0  #: host arrays and lists copied into tensors
+    upload_kinds: collections.Counter = field(default_factory=collections.Counter)
+
+    @property
+    def count(self) -> int:
+        return sum(self.kinds.values())
+
+    def describe(self) -> str:
+        """E.g. ``"12 host reads (10 by float(), 2 by .numpy())"``."""
+        if not self.count:
+            return "no host reads"
+        how = ", ".join(f"{n} by {kind}" for kind, n in self.kinds.most_common())
+        return f"{self.count} host read{'s' if self.count != 1 else ''} ({how})"
+
+    def describe_uploads(self) -> str:
+        """E.g. ``"40 uploads (32 by tf.convert_to_tensor or a NumPy argument, 8 by a tf.data iterator)"``."""
+        if not self.uploads:
+            return "no uploads"
+        how = ", ".join(f"{n} by {kind}" for kind, n in self.upload_kinds.most_common())
+        return f"{self.uploads} upload{'s' if self.uploads != 1 else ''} ({how})"
+
+
+_inside = threading.local()  # a read made while counting another (np.asarray -> __array__) counts once
+
+
+def _depth() -> int:
+    return getattr(_inside, "depth", 0)
+
+
+class _Nested:
+    """Marks the reads made inside a counted read as part of it."""
+
+    def __enter__(self):
+        _inside.depth = _depth() + 1
+
+    def __exit__(self, *exc):
+        _inside.depth = _depth() - 1
+
+
+def _record(kind: str) -> None:
+    for syncs in list(_patches.active):
+        syncs.kinds[kind] += 1
+
+
+def _record_upload(kind: str, n: int = 1) -> None:
+    for syncs in list(_patches.active):
+        syncs.uploads += n
+        syncs.upload_kinds[kind] += n
+
+
+def _is_host_data(value) -> bool:
+    """NumPy arrays and Python lists of data: what an upload copies.
+
+    Scalars and short flat sequences (shapes such as ``(4, 1)``, axis lists) are not data.
+    """
+    if isinstance(value, np.ndarray):
+        return value.ndim > 0
+    if isinstance(value, (list, tuple)):
+        return len(value) > 8 or any(isinstance(v, (list, tuple, np.ndarray)) for v in value)
+    return False
+
+
+def _counted_numpy(original):
+    def _numpy(self):
+        if not _depth():
+            name = sys._getframe(1).f_code.co_name
+            _record(KINDS.get(name, name))
+        with _Nested():
+            return original(self)
+
+    return _numpy
+
+
+def _counted_numpy_internal(original):
+    def _numpy_internal(self):
+        if not _depth():
+            _record(".numpy()")
+        with _Nested():
+            return original(self)
+
+    return _numpy_internal
+
+
+def _counted_converter(original, eager_type):
+    def convert(obj, *args, **kwargs):
+        if isinstance(obj, eager_type) and not _depth():
+            _record(KINDS["__array__"])
+            with _Nested():
+                return original(obj, *args, **kwargs)
+        return original(obj, *args, **kwargs)
+
+    return convert
+
+
+def _array_function(self, func, types, args, kwargs):
+    if not _depth():
+        _record(KINDS["__array_function__"])
+    with _Nested():
+        return func._implementation(*args, **kwargs)
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if not _depth():
+        _record(KINDS["__array_ufunc__"])
+    with _Nested():
+        plain = tuple(np.asarray(memoryview(i)) if hasattr(i, "_numpy_internal") else i for i in inputs)
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+def _counted_upload(original):
+    def convert_to_eager_tensor(value, *args, **kwargs):
+        if _is_host_data(value):
+            _record_upload("tf.convert_to_tensor, tf.constant or a NumPy/list argument")
+        return original(value, *args, **kwargs)
+
+    return convert_to_eager_tensor
+
+
+def _counted_host_function(original):
+    from tensorflow.python.ops import script_ops
+
+    def __call__(self, token, device, args):
+        func = self.get(token, None)
+        internal = str(getattr(func, "__module__", "")).startswith("tensorflow.")
+        if args and not internal and not isinstance(func, script_ops.EagerFunc):  # tf.data's own generators: no read
+            _record(KINDS["host_function"])
+        return original(self, token, device, args)
+
+    return __call__
+
+
+def _copies_to_device(dataset) -> bool:
+    """Whether a pipeline ends by copying its elements to a device (``prefetch_to_device``/``copy_to_device``)."""
+    from tensorflow.python.data.experimental.ops import prefetching_ops
+
+    for _ in range(4):  # prefetch_to_device is copy_to_device followed by prefetch (and debug options)
+        if isinstance(dataset, prefetching_ops._CopyToDeviceDataset):
+            return True
+        dataset = getattr(dataset, "_input_dataset", None)
+        if dataset is None:
+            return False
+    return False
+
+
+def _counted_next(original):
+    def _next_internal(self):
+        element = original(self)
+        from tensorflow import nest
+
+        n = sum(1 for t in nest.flatten(element) if hasattr(t, "device"))
+        if n:
+            ahead = _copies_to_device(getattr(self, "_dataset", None))
+            _record_upload(
+                "a tf.data iterator, copied ahead by prefetch_to_device"
+                if ahead
+                else "a tf.data iterator delivering from host memory",
+                n,
+            )
+        return element
+
+    return _next_internal
+
+
+def _install(patches: Patches[HostSyncs]) -> None:
+    from tensorflow.python.data.ops import iterator_ops
+    from tensorflow.python.framework import constant_op, ops
+    from tensorflow.python.ops import script_ops
+
+    patches.replace(ops._EagerTensorBase, "_numpy", _counted_numpy)
+    patches.replace(ops.EagerTensor, "_numpy_internal", _counted_numpy_internal)
+    patches.replace(ops._EagerTensorBase, "__array_function__", lambda _: _array_function)
+    patches.replace(ops._EagerTensorBase, "__array_ufunc__", lambda _: _array_ufunc)
+    for name in _NUMPY_CONVERTERS:
+        patches.replace(np, name, lambda original: _counted_converter(original, ops.EagerTensor))
+    patches.replace(constant_op, "convert_to_eager_tensor", _counted_upload)
+    patches.replace(script_ops.FuncRegistry, "__call__", _counted_host_function)
+    patches.replace(iterator_ops.OwnedIterator, "_next_internal", _counted_next)
+
+
+_patches: Patches[HostSyncs] = Patches(_install)
+
+
+def counting() -> contextlib.AbstractContextManager[HostSyncs]:
+    """Count host reads of eager tensor values and uploads made (in any thread) while the block runs.
+
+    Blocks may nest; each counts what happens inside it. Imports TensorFlow.
+    """
+    return _patches.block(HostSyncs())
+
+
+def is_counting() -> bool:
+    """Whether a :func:`counting` block is running (the instrumentation is installed)."""
+    return _patches.is_open
+
+
+def tampered() -> list[str]:
+    """Wrappers of an open block that code inside it removed or replaced (empty when intact)."""
+    return _patches.tampered()

@@ -1,0 +1,283 @@
+"""Measure callables the right way. The only module of the course that reads a clock.
+
+- Warm up first, so tracing, compilation and first-run allocation stay out of the numbers.
+- Synchronize the device before reading the clock (GPU work is asynchronous).
+- Repeat a call until one sample lasts at least ``min_time``, so timer resolution is noise.
+- Compare two callables as *interleaved* pairs and report the median ratio and its spread:
+  drift in machine load hits both sides of a pair alike.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tfperf.runtime import device, logs
+
+# Bound once at import: code under test that patches ``time.perf_counter`` cannot
+# change what we read.
+_clock = time.perf_counter
+_pick = random.SystemRandom()  # which timed call's result is kept for checking: not predictable
+# TensorFlow's in-graph clock (``tf.timestamp``) counts seconds since the Unix epoch;
+# this offset puts its readings on the course's clock.
+_EPOCH_OFFSET = time.time() - _clock()
+
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+def now() -> float:
+    """Seconds on the course's monotonic clock (for timestamps, e.g. :mod:`tfperf.measure.monitor`)."""
+    return _clock()
+
+
+def graph_now():
+    """In a ``tf.function`` or a ``tf.data`` function: a float64 tensor with the time at which
+    the op runs, on the same clock as :func:`now` (``tf.timestamp`` shifted once)."""
+    return logs.tensorflow().timestamp() - _EPOCH_OFFSET
+
+
+def _sync_default() -> None:
+    device.sync()
+
+
+def stopwatch(fn: Callable[[], Any], *, sync: Callable[[], None] = _sync_default) -> tuple[Any, float]:
+    """Run ``fn`` once; return its result and the seconds it took, device work included."""
+    sync()
+    start = _clock()
+    result = fn()
+    sync()
+    return result, _clock() - start
+
+
+def _sample(fn: Callable[[], Any], calls: int, sync: Callable[[], None]) -> float:
+    """Seconds per call, over ``calls`` back-to-back calls."""
+    sync()
+    start = _clock()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (_clock() - start) / calls
+
+
+def calls_for(
+    fn: Callable[[], Any], min_time: float, *, sync: Callable[[], None] = _sync_default, max_calls: int = 1_000_000
+) -> int:
+    """How many back-to-back calls of ``fn`` last at least ``min_time`` seconds."""
+    calls = 1
+    while True:
+        per_call = _sample(fn, calls, sync)
+        if per_call * calls >= min_time or calls >= max_calls:
+            return calls
+        # Aim a little past min_time, at most 10x more calls per round.
+        wanted = int(min_time * 1.2 / max(per_call, 1e-9)) + 1
+        calls = min(max(wanted, calls + 1), calls * 10, max_calls)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of one callable: one value per sample."""
+
+    samples: tuple[float, ...]
+    calls_per_sample: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def calls_per_second(self) -> float:
+        return 1.0 / self.median
+
+
+def measure(
+    fn: Callable[[], Any],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    min_time: float = 0.05,
+    sync: Callable[[], None] = _sync_default,
+) -> Timing:
+    """Time ``fn`` (no arguments): ``repeats`` samples of at least ``min_time`` seconds each."""
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    for _ in range(warmup):
+        fn()
+    sync()
+    calls = calls_for(fn, min_time, sync=sync)
+    return Timing(tuple(_sample(fn, calls, sync) for _ in range(repeats)), calls)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How much faster ``candidate`` is than ``baseline``, from interleaved pairs.
+
+    ``ratios[i]`` is baseline time / candidate time in pair ``i``: above 1 means the
+    candidate is faster.
+    """
+
+    ratios: tuple[float, ...]
+    candidate: Timing
+    baseline: Timing
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ratios)
+
+    @property
+    def low(self) -> float:
+        return min(self.ratios)
+
+    @property
+    def high(self) -> float:
+        return max(self.ratios)
+
+    def describe(self) -> str:
+        m = self.median
+        speed = f"{m:.2f}x faster" if m >= 1 else f"{m:.2f}x as fast, i.e. {1 / m:.2f}x slower"
+        return (
+            f"{speed} (median of {len(self.ratios)} interleaved pairs; "
+            f"range {self.low:.2f}x to {self.high:.2f}x; "
+            f"{self.candidate.median * 1e3:.3g} ms vs {self.baseline.median * 1e3:.3g} ms per call)"
+        )
+
+
+def compare(
+    candidate: Callable[[], Any],
+    baseline: Callable[[], Any],
+    *,
+    pairs: int = 7,
+    warmup: int = 1,
+    min_time: float = 0.05,
+    sync: Callable[[], None] = _sync_default,
+    progress: Progress | None = None,
+) -> Comparison:
+    """Time ``candidate`` against ``baseline`` in interleaved pairs (order alternates)."""
+    if pairs < 1:
+        raise ValueError("pairs must be at least 1")
+    for _ in range(warmup):
+        candidate()
+        baseline()
+    sync()
+    calls_c = calls_for(candidate, min_time, sync=sync)
+    calls_b = calls_for(baseline, min_time, sync=sync)
+    cand, base, ratios = [], [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            c = _sample(candidate, calls_c, sync)
+            b = _sample(baseline, calls_b, sync)
+        else:
+            b = _sample(baseline, calls_b, sync)
+            c = _sample(candidate, calls_c, sync)
+        cand.append(c)
+        base.append(b)
+        ratios.append(b / max(c, 1e-12))
+        if progress:
+            progress(i + 1, pairs)
+    return Comparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b))
+
+
+@dataclass(frozen=True)
+class Witness:
+    """One timed call of the candidate, kept to be checked: a copy of its arguments, taken before
+    the call, and what it returned."""
+
+    args: tuple
+    result: Any
+
+
+@dataclass(frozen=True)
+class FreshComparison(Comparison):
+    """A :class:`Comparison` in which every timed call got new inputs; ``witnesses`` holds one
+    randomly chosen candidate call per sample."""
+
+    witnesses: tuple[Witness, ...] = ()
+
+
+def _copy_arrays(value: Any) -> Any:
+    """``value`` with its NumPy arrays copied (the call under test could change them in place);
+    tensors are immutable, and other objects (models, callables) are kept as they are."""
+    if isinstance(value, tuple):
+        return tuple(_copy_arrays(v) for v in value)
+    if isinstance(value, list):
+        return [_copy_arrays(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copy_arrays(v) for k, v in value.items()}
+    return value.copy() if type(value).__module__ == "numpy" and hasattr(value, "copy") else value
+
+
+def _fresh_sample(
+    fn: Callable[..., Any], make_inputs: Callable[[], Any], calls: int, sync: Callable[[], None], keep: bool
+) -> tuple[float, Witness | None]:
+    """Seconds per call over ``calls`` calls, each on new inputs made before the clock starts."""
+    args = [tuple(make_inputs()) for _ in range(calls)]
+    k = _pick.randrange(calls) if keep else -1
+    kept = _copy_arrays(args[k]) if keep else None
+    result = None
+    sync()
+    start = _clock()
+    for i, a in enumerate(args):
+        r = fn(*a)
+        if i == k:
+            result = r
+    sync()
+    elapsed = _clock() - start
+    return elapsed / calls, (Witness(kept, result) if keep else None)
+
+
+def _fresh_calls_for(
+    fn: Callable[..., Any], make_inputs: Callable[[], Any], min_time: float, sync: Callable[[], None], max_calls: int
+) -> int:
+    calls = 1
+    while True:
+        per_call, _ = _fresh_sample(fn, make_inputs, calls, sync, keep=False)
+        if per_call * calls >= min_time or calls >= max_calls:
+            return calls
+        wanted = int(min_time * 1.2 / max(per_call, 1e-9)) + 1
+        calls = min(max(wanted, calls + 1), calls * 10, max_calls)
+
+
+def compare_fresh(
+    candidate: Callable[..., Any],
+    baseline: Callable[..., Any],
+    make_inputs: Callable[[], Any],
+    *,
+    pairs: int = 7,
+    warmup: int = 1,
+    min_time: float = 0.05,
+    max_calls: int = 200,
+    sync: Callable[[], None] = _sync_default,
+    progress: Progress | None = None,
+) -> FreshComparison:
+    """Like :func:`compare`, but every timed call of either side gets new arguments from ``make_inputs()``,
+    made before the clock starts: an answer cannot reuse what it computed for earlier calls.
+
+    One randomly chosen candidate call per sample is kept (``witnesses``) so that the caller can
+    check its result. ``max_calls`` bounds how many inputs one sample holds at once.
+    """
+    if pairs < 1:
+        raise ValueError("pairs must be at least 1")
+    for _ in range(warmup):
+        candidate(*make_inputs())
+        baseline(*make_inputs())
+    sync()
+    calls_c = _fresh_calls_for(candidate, make_inputs, min_time, sync, max_calls)
+    calls_b = _fresh_calls_for(baseline, make_inputs, min_time, sync, max_calls)
+    cand, base, ratios, witnesses = [], [], [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
+            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
+        else:
+            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
+            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
+        cand.append(c)
+        base.append(b)
+        witnesses.append(w)
+        ratios.append(b / max(c, 1e-12))
+        if progress:
+            progress(i + 1, pairs)
+    return FreshComparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b), tuple(witnesses))

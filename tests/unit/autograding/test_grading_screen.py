@@ -1,0 +1,126 @@
+"""The static screen of answer cells: honest answers pass untouched, tampering is flagged with its line."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tfperf.autograding.screen import defined_names, screen
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _answer_cells():
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        given = set()
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code":
+                continue
+            if meta.get("solution"):
+                yield path.parent.name, meta["grade_id"], cell.source, set(given)
+            elif meta.get("locked"):
+                given |= defined_names(cell.source)
+
+
+@pytest.mark.parametrize(
+    "chapter, grade_id, source, given", list(_answer_cells()), ids=[f"{c}-{g}" for c, g, _, _ in _answer_cells()]
+)
+def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, given):
+    assert screen(source, given_names=given) == []
+
+
+@pytest.mark.parametrize(
+    "source, flagged",
+    [
+        (
+            "import tfperf.grading.targets\ntfperf.grading.targets.target_for = lambda *a: 0.0",
+            "tfperf.grading.targets.target_for, an attribute",
+        ),
+        ("tf.convert_to_tensor = slow", "tf.convert_to_tensor, an attribute of a module"),
+        ("import os\nos.environ['TFPERF_TARGETS'] = 'x'", "os.environ"),
+        ("tf.config.run_functions_eagerly(True)", "TensorFlow switch"),
+        ("import threading\nthreading.Thread(target=f).start()", "imports threading"),
+        ("get_ipython().input_transformers_post.append(f)", "calls get_ipython()"),
+        ("vars(gpu_sync)['train_step'] = f", "calls vars()"),
+        ("gpu_sync.__dict__['train_step'] = f", "__dict__"),
+        ("from tfperf import host_syncs\nhost_syncs._patches._restore()", "private part of the course library"),
+        ("setattr(np, 'allclose', f)", "calls setattr()"),
+        ("def train_unfixed(*a):\n    pass", "redefines train_unfixed"),
+        ("open('/work/autograde/gradebook.db', 'w')", "outside the working directory"),
+        ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
+        ("exec('x = 1')", "calls exec()"),
+        ("f.__code__ = g.__code__", "__code__"),
+        ("store._reads = 0", "store._reads, a private attribute"),
+        ("store._seconds_waited += 100.0", "store._seconds_waited, a private attribute"),
+        ("del store._latency", "deletes store._latency"),
+        ("stores[0]._reads = 0", "a private attribute"),
+        ("for store._reads in [0]:\n    pass", "store._reads, a private attribute"),
+        ("def fast(store):\n    store._latency = 0.0", "store._latency, a private attribute"),
+        ("def reset(self):\n    self._reads = 0", "self._reads, a private attribute"),  # not a method
+        ("class A:\n    def m(self, other):\n        other._reads = 0", "other._reads, a private attribute"),
+        ("class A:\n    def m(self):\n        def f(self):\n            self._reads = 0", "self._reads"),
+        ("class A:\n    def m(self):\n        self = store\n        self._reads = 0", "rebinds self"),
+        ("class Reset:\n    def go(self):\n        self._reads = 0\nReset.go(store)", "gets the method Reset.go"),
+        ("class Reset:\n    def go(self):\n        self._reads = 0\n    again = go\nReset.again(store)", "Reset.again"),
+        ("class Reset:\n    def go(self):\n        self._reads = 0\ntype(Reset()).go(store)", "through type(...)"),
+        ("class A:\n    def m(self):\n        (self := store)\n        self._reads = 0", "rebinds self"),
+        # The class hidden behind another name, or reached from a subclass, runs its method on any object.
+        (
+            "class Reset:\n    def go(self):\n        self._reads = 0\nAlias = Reset\nAlias.go(store)",
+            "passes the class Reset",
+        ),
+        (
+            "class Reset:\n    def go(self):\n        self._reads = 0\ngetattr(Reset, 'go')(store)",
+            "passes the class Reset",
+        ),
+        ("class Reset:\n    def go(self):\n        self._reads = 0\n[Reset][0].go(store)", "passes the class Reset"),
+        (
+            "class Reset:\n    def go(self):\n        self._reads = 0\nReset.mro()[0].go(store)",
+            "passes the class Reset",
+        ),
+        (
+            "class Reset:\n    def go(self):\n        self._reads = 0\nclass Sub(Reset):\n    pass\nSub.go(store)",
+            "gets the method Sub.go",
+        ),
+        ("getattr(store, '_records')", "private attribute _records"),
+        ("getattr(store, name)", "computed attribute name"),
+        ("tf_data._state.clear()", "tf_data._state, a private part of the course library"),
+    ],
+)
+def test_tampering_is_flagged_with_its_line(source, flagged):
+    findings = screen(source, given_names={"train_unfixed"})
+    assert any(flagged in f.what for f in findings), findings
+    assert all(f.line >= 1 for f in findings)
+
+
+def test_ordinary_code_is_not_flagged():
+    source = (
+        "import numpy as np\nimport math, time\n"
+        "class Model:\n    def __init__(self):\n        self.w = 1\n"
+        "m = Model()\nm.w = 2\nresults = {}\nresults['a'] = 1\n"
+        "with open('notes.txt', 'w') as f:\n    f.write('ok')\n"
+        "w = tf.Variable(1.0)\nw.assign(2.0)\nprint(len([1]), sys_version := 3)\n"
+    )
+    assert screen(source) == []
+
+
+def test_a_class_of_the_cell_may_set_its_own_private_attributes():
+    source = (
+        "class Counter:\n"
+        "    def __init__(self, start):\n        self._count = start\n"
+        "    def add(self, n):\n        self._count += n\n"
+        "        def inner():\n            self._count -= 0\n        inner()\n"
+        "    @classmethod\n    def zero(cls):\n        cls._made = True\n        return cls(0)\n"
+        "c = Counter.zero()\nc.add(2)\nvalue = getattr(c, 'add')\n"
+        "class Slow(Counter):\n"
+        "    def __init__(self, start: 'Counter' = None) -> Counter:\n        super(Slow, self).__init__(0)\n"
+        "def make(kind: Counter) -> Counter:\n    return Slow() if isinstance(kind, Counter) else kind\n"
+        "assert issubclass(Slow, Counter) and Counter.__name__ == 'Counter' and Slow.zero()\n"
+    )
+    assert screen(source) == []
+
+
+def test_source_that_does_not_parse_is_left_to_the_kernel():
+    assert screen("def broken(:\n") == []

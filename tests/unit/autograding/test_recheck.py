@@ -1,0 +1,131 @@
+"""tfperf.autograding.recheck: a submission's speed checks timed again with the answer, the unfixed code and the
+clock in three processes."""
+
+import io
+import subprocess
+import sys
+
+import nbformat
+import numpy as np
+import pytest
+
+from tests.conftest import REPO
+from tfperf.autograding import recheck
+
+SOURCE = REPO / "solutions" / "01_tensors" / "tensors_and_devices.ipynb"
+STUDENT = REPO / "notebooks" / "01_tensors" / "tensors_and_devices.ipynb"
+EXERCISE = "01_tensors.keep_data_on_device"
+
+
+def answer_cell(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_finds_every_speed_check_of_the_chapters():
+    checks = recheck.speed_checks(nbformat.read(SOURCE, as_version=4))
+    assert [c.hidden for c in checks] == [False, True]
+    exercises = {
+        c.exercise
+        for path in REPO.glob("solutions/*/*.ipynb")
+        for c in recheck.speed_checks(nbformat.read(path, as_version=4))
+    }
+    assert {
+        "01_tensors.keep_data_on_device",
+        "02_eager_vs_graph.trace_once",
+        "03_keras_fit.fix_the_train_step",
+        "04_tf_data.fast_pipeline",
+        "05_gpu_sync.fix_the_incident",
+    } <= exercises
+
+
+def test_the_answer_program_takes_answers_from_the_submission_and_everything_else_from_the_source():
+    source = nbformat.read(SOURCE, as_version=4)
+    submission = nbformat.read(STUDENT, as_version=4)
+    given = next(
+        c
+        for c in submission.cells
+        if c.metadata.get("nbgrader", {}).get("locked")
+        and not c.metadata["nbgrader"].get("grade")
+        and c.cell_type == "code"
+    )
+    given.source = "row_scores_unfixed = None  # a learner's edit of a locked cell"
+    answers = [c for c in submission.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    answers[0].source += "\n# the learner's answer"
+    cells = recheck.program(source, submission)
+    assert "# the learner's answer" in "\n".join(cells)
+    assert "a learner's edit of a locked cell" not in "\n".join(cells)
+    assert all("BEGIN HIDDEN TESTS" not in cell for cell in cells)
+
+
+def test_a_submission_without_an_answer_cell_is_not_runnable():
+    source = nbformat.read(SOURCE, as_version=4)
+    submission = nbformat.read(STUDENT, as_version=4)
+    submission.cells = [c for c in submission.cells if not c.metadata.get("nbgrader", {}).get("solution")]
+    with pytest.raises(recheck.NotRunnable, match="no answer cell"):
+        recheck.program(source, submission)
+
+
+def test_messages_carry_json_and_arrays_but_never_pickles():
+    stream = io.BytesIO()
+    recheck._send(stream, {"ok": True}, [np.arange(3.0), np.float32(2)])
+    stream.seek(0)
+    header, arrays = recheck._receive(stream)
+    assert header == {"ok": True} and np.array_equal(arrays[0], np.arange(3.0)) and arrays[1] == 2
+    blob = io.BytesIO()
+    np.save(blob, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    payload = b'{"ok": true}'
+    hostile = io.BytesIO(
+        len(payload).to_bytes(4, "big")
+        + (1).to_bytes(4, "big")
+        + payload
+        + len(blob.getvalue()).to_bytes(8, "big")
+        + blob.getvalue()
+    )
+    with pytest.raises(ValueError, match="allow_pickle"):
+        recheck._receive(hostile)
+
+
+def test_a_result_that_differs_is_named():
+    check = recheck.SpeedCheck("g", "e", "c", "b", "m", "")
+    assert recheck._compare([np.ones(3)], [np.ones(3)], check) is None
+    assert "differs" in recheck._compare([np.ones(3)], [np.zeros(3)], check)
+    assert "shape" in recheck._compare([np.ones(3)], [np.ones(4)], check)
+
+
+@pytest.mark.slow
+def test_the_reference_passes_and_an_answer_that_slows_the_baseline_gains_nothing(tmp_path):
+    """Out of its kernel, an answer cannot slow the unfixed code: it runs in another process."""
+    reference = tmp_path / "reference.ipynb"
+    nbformat.write(nbformat.read(SOURCE, as_version=4), reference)
+    cheat = nbformat.read(STUDENT, as_version=4)
+    answer_cell(cheat, "row_scores").source = (
+        "def row_scores(table, weights, steps):\n"
+        "    return row_scores_unfixed(table, weights, steps)\n"
+        "import time\n"
+        "_unfixed = row_scores_unfixed\n"
+        "def row_scores_unfixed(*args):   # in the grading kernel, this would slow the baseline\n"
+        "    time.sleep(1)\n"
+        "    return _unfixed(*args)\n"
+    )
+    cheating = tmp_path / "cheat.ipynb"
+    nbformat.write(cheat, cheating)
+
+    (passed,) = recheck.recheck(reference, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
+    assert passed.passed, passed.line()
+    (cheated,) = recheck.recheck(cheating, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
+    assert not cheated.passed and cheated.problem is None and cheated.median < 2, cheated.line()
+
+
+@pytest.mark.slow
+def test_the_command_fails_the_untouched_notebook_with_a_line_per_check():
+    result = subprocess.run(
+        [sys.executable, "-m", "tfperf", "recheck", str(STUDENT), "--exercise", EXERCISE, "--pairs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stderr
+    lines = [
+        line for line in result.stdout.splitlines() if line.startswith(f"{EXERCISE}: NOT PASSED out of the kernel")
+    ]
+    assert len(lines) == 2 and "NotImplementedError" in result.stdout, result.stdout

@@ -1,0 +1,112 @@
+"""Chapter 5 experiments: every strategy trains the same weights; the records have what the plots need."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tests.cpu_only import run_on_cpu  # noqa: E402
+from tfperf.experiments import gpu_sync  # noqa: E402
+from tfperf.lesson.plots import Run  # noqa: E402
+from tfperf.measure import host_syncs  # noqa: E402
+from tfperf.runtime import device  # noqa: E402
+
+
+def test_report_steps():
+    assert gpu_sync.report_steps(10, 4) == [3, 7, 9]
+    assert gpu_sync.report_steps(3, 1) == [0, 1, 2]
+
+
+def test_strategies_train_the_same_weights_with_the_expected_reads():
+    w0, xs, ys = gpu_sync.make_problem(23)
+    weights, reads = {}, {}
+    for strategy in gpu_sync.STRATEGIES:
+        reports = []
+        loop = gpu_sync.loop_for(strategy, w0, xs, ys, 5, lambda s, v: reports.append(s))
+        loop()
+        reports.clear()
+        with host_syncs.counting() as syncs:
+            final = loop()
+        weights[strategy], reads[strategy] = final.numpy(), syncs.count
+        assert reports == (list(range(23)) if strategy == "read every step" else [4, 9, 14, 19, 22])
+    first = weights[gpu_sync.STRATEGIES[0]]
+    assert all(np.allclose(w, first, rtol=1e-5, atol=1e-6) for w in weights.values())
+    assert reads == {
+        "read every step": 23,
+        "read every N steps": 5,
+        "sum on device, read every N": 5,
+        "N steps per tf.function": 5,
+    }
+    with pytest.raises(ValueError):
+        gpu_sync.loop_for("nope", w0, xs, ys, 5)
+
+
+def test_sync_costs_records_and_plot():
+    import matplotlib.pyplot as plt
+
+    records = gpu_sync.sync_costs(
+        gpu_sync.STRATEGIES[::3], steps=20, every=5, repeats=1, min_time=0.01, busy_seconds=0.05
+    )
+    assert [r["host_syncs"] for r in records] == [20, 4]
+    assert all(r["timeline"] and r["ms_per_step"] > 0 for r in records)
+    fig = plt.figure()
+    gpu_sync.plot_sync_costs(fig, [Run("a", {}, records)])
+    plt.close(fig)
+
+
+def test_epoch_times_show_retracing():
+    steady = gpu_sync.epoch_times("tensor argument", epochs=2, steps=3)
+    retracing = gpu_sync.epoch_times("Python float argument (retraces)", epochs=2, steps=3)
+    assert [r["traces"] for r in steady] == [1, 1]
+    assert [r["traces"] for r in retracing] == [3, 6]
+
+
+def test_feed_strategies_agree_and_count_uploads():
+    w0, x, y = gpu_sync.make_numpy_data(4, batch=8, features=4)
+    results = [gpu_sync.feed_loop_for(s, w0, x, y, 8)().numpy() for s in gpu_sync.FEED_STRATEGIES]
+    assert all(np.allclose(r, results[0], rtol=1e-5, atol=1e-6) for r in results)
+    records = gpu_sync.feed_costs(4, batch=8, features=4, repeats=1, min_time=0.001)
+    assert [r["uploads"] for r in records] == [8, 2, 10]  # tf.data copies every batch, ahead of time
+    assert "prefetch_to_device" in records[2]["uploads_how"]
+
+
+def test_dispatch_vs_work_returns_both_times():
+    r = gpu_sync.dispatch_vs_work(64, ops=2, asynchronous=False)
+    assert r["dispatch_ms"] > 0 and r["work_ms"] > 0
+
+
+@pytest.fixture(scope="module")
+def asynchronous_on_cpu():
+    """Asynchronous eager execution on the CPU path (GPUs hidden): what chapter 5 shows without a GPU."""
+    return run_on_cpu("""
+        import json
+        from tfperf.experiments import gpu_sync
+        print(json.dumps({"dispatch": gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True),
+                          "waits": gpu_sync.attribute_waits(600, asynchronous=True),
+                          "synchronous_waits": sorted(gpu_sync.attribute_waits(64, asynchronous=False))}))
+    """)
+
+
+def test_asynchronous_dispatch_returns_before_the_work_is_done(asynchronous_on_cpu):
+    r = asynchronous_on_cpu["dispatch"]
+    assert r["dispatch_ms"] < r["work_ms"] / 2  # queued, not run; device.sync() waited for the work
+
+
+def test_shape_waits_in_asynchronous_mode_and_dtype_does_not(asynchronous_on_cpu):
+    waits = asynchronous_on_cpu["waits"]
+    assert waits["shape"] > 5 * max(waits["dtype"], 0.05)
+    assert asynchronous_on_cpu["synchronous_waits"] == ["device", "dtype", "shape"]
+
+
+def test_feed_pipeline_yields_every_batch():
+    w0, x, y = gpu_sync.make_numpy_data(3, batch=8)
+    batches = list(gpu_sync.feed_pipeline(x, y, 8))
+    assert len(batches) == 3 and batches[0][0].shape == (8, 32)
+
+
+def test_memory_probe_reports_the_gpu_when_there_is_one():
+    probe = gpu_sync.memory_reserved(growth=True)
+    if device.device_class() == "cpu":
+        assert probe is None
+    else:  # the probe put 4 MB of tensors on GPU 0
+        assert probe["in_use_mb"] >= 4.0

@@ -1,0 +1,28 @@
+import numpy as np
+import pytest
+
+from tfperf.experiments import tensors_and_devices as copies
+from tfperf.runtime import device
+
+
+def test_every_strategy_computes_the_same_total():
+    array = copies.make_array(0.01)
+    totals = [float(copies.loop_for(s, array, steps=3)()) for s in copies.STRATEGIES]
+    assert np.allclose(totals, totals[0], rtol=1e-5)
+    assert np.isclose(totals[0], 3 * array.sum(dtype=np.float64), rtol=1e-4)
+
+
+def test_copy_costs_returns_one_record_per_setting_with_progress():
+    seen = []
+    records = copies.copy_costs(
+        [0.01, 0.04], steps=2, repeats=1, min_time=0.0, progress=lambda done, total: seen.append((done, total))
+    )
+    assert len(records) == 2 * len(copies.STRATEGIES)
+    assert seen[-1] == (6, 6)
+    for r in records:
+        assert r["ms_per_step"] > 0 and r["gb_per_s"] > 0 and r["device"] == device.compute_device()
+
+
+def test_unknown_strategy():
+    with pytest.raises(ValueError, match="Unknown strategy"):
+        copies.loop_for("teleport", copies.make_array(0.01), 1)

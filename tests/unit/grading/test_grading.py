@@ -1,0 +1,224 @@
+"""The grading assertions: they pass honest answers and fail everything else, with useful messages."""
+
+import json
+import os
+import re
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfperf import grading
+from tfperf.grading import GradingFailure
+from tfperf.runtime import device
+
+SECTION = "5. What a copy costs"
+
+
+def make_inputs():
+    return (np.random.default_rng().standard_normal(100).astype(np.float32),)
+
+
+def baseline(x):
+    time.sleep(0.01)
+    return tf.constant(x * 2)
+
+
+def fast(x):
+    return tf.constant(x * 2)
+
+
+def check(candidate, **kw):
+    kw.setdefault("target", 3.0)  # target=None: from the targets file
+    grading.assert_speedup(
+        candidate,
+        baseline,
+        exercise="01_tensors.keep_data_on_device",
+        make_inputs=make_inputs,
+        section=SECTION,
+        pairs=3,
+        min_time=0.02,
+        **kw,
+    )
+
+
+def test_fast_and_correct_passes(capsys):
+    check(fast)
+    assert "Passed: same results" in capsys.readouterr().out
+
+
+def test_the_unfixed_code_fails_with_what_was_measured_and_where_to_reread():
+    with pytest.raises(GradingFailure) as err:
+        check(baseline)
+    message = str(err.value)
+    assert "not fast enough" in message and "target" in message and f'"{SECTION}"' in message
+    assert re.search(r"measured \d+\.\d\dx", message)  # the measured ratio is in the message
+
+
+def test_fast_but_wrong_fails():
+    with pytest.raises(GradingFailure, match="differs from the expected values"):
+        check(lambda x: tf.constant(x * 3))
+
+
+def test_skipping_work_by_remembering_the_last_answer_fails():
+    memo = {}
+
+    def remembers(x):
+        if "result" not in memo:
+            memo["result"] = fast(x)
+        return memo["result"]
+
+    with pytest.raises(GradingFailure, match="differs from the expected values"):
+        check(remembers)
+
+
+def test_remembering_by_content_gains_nothing_every_timed_call_gets_new_inputs():
+    memo = {}
+
+    def remembers_slow_results(x):
+        key = x.tobytes()
+        if key not in memo:
+            memo[key] = baseline(x)
+        return memo[key]
+
+    with pytest.raises(GradingFailure, match="not fast enough"):
+        check(remembers_slow_results)
+
+
+def test_skipping_work_in_timed_calls_is_caught_by_the_calls_kept_for_checking():
+    calls = []
+
+    def lazy(x):
+        calls.append(1)
+        return fast(x) if len(calls) <= 3 else tf.zeros_like(x)  # right while checked first, then skips
+
+    with pytest.raises(GradingFailure, match="timed call"):
+        check(lazy)
+
+
+def test_inputs_that_never_change_are_refused_as_a_course_bug():
+    with pytest.raises(ValueError, match="same content twice"):
+        grading.assert_speedup(
+            fast,
+            baseline,
+            exercise="01_tensors.keep_data_on_device",
+            make_inputs=lambda: (np.ones(3, np.float32),),
+            target=1.0,
+            pairs=1,
+            min_time=0.001,
+        )
+
+
+def test_a_target_file_that_does_not_exist_is_an_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("TFPERF_TARGETS", str(tmp_path / "missing.toml"))
+    with pytest.raises(FileNotFoundError, match="missing.toml"):
+        check(fast, target=None)
+
+
+def test_wrong_dtype_and_shape_and_type_fail():
+    with pytest.raises(GradingFailure, match="dtype"):
+        check(lambda x: tf.constant(x * 2, tf.float64))
+    with pytest.raises(GradingFailure, match="shape"):
+        check(lambda x: tf.constant(x[:10] * 2))
+    with pytest.raises(GradingFailure, match="should be a TensorFlow tensor"):
+        check(lambda x: x * 2)
+
+
+def test_unwritten_exercise_says_so():
+    def stub(x):
+        raise NotImplementedError()
+
+    with pytest.raises(GradingFailure, match="not written yet"):
+        check(stub)
+
+
+def test_a_crashing_answer_is_reported_not_propagated():
+    with pytest.raises(GradingFailure, match="raised ZeroDivisionError"):
+        check(lambda x: 1 / 0)
+
+
+def test_noisy_but_correct_answer_passes_without_writing_to_stderr(capfd):
+    def noisy(x):
+        warnings.warn("deprecated thing", DeprecationWarning)
+        print("log line", file=sys.stderr)
+        os.write(2, b"native log line\n")
+        return fast(x)
+
+    check(noisy)
+    out, err = capfd.readouterr()
+    assert err == "" and "Passed" in out
+
+
+def test_an_answer_that_patches_the_clock_is_still_timed_honestly():
+    def cheat(x):
+        time.perf_counter = lambda: 0.0  # the grading clock was bound before this
+        return baseline(x)
+
+    real = time.perf_counter
+    try:
+        with pytest.raises(GradingFailure, match="not fast enough"):
+            check(cheat)
+    finally:
+        time.perf_counter = real
+
+
+def test_target_comes_from_the_targets_file_by_default(monkeypatch, tmp_path):
+    override = tmp_path / "t.toml"
+    override.write_text('["01_tensors.keep_data_on_device"]\ncpu = 1000000.0\ngpu = 1000000.0\n')
+    monkeypatch.setenv("TFPERF_TARGETS", str(override))
+    with pytest.raises(GradingFailure, match="1000000.00x"):
+        grading.assert_speedup(
+            fast, baseline, exercise="01_tensors.keep_data_on_device", make_inputs=make_inputs, pairs=3, min_time=0.02
+        )
+
+
+def test_measurements_are_recorded_for_calibration(monkeypatch, tmp_path):
+    record = tmp_path / "record.jsonl"
+    monkeypatch.setenv(grading.RECORD_ENV_VAR, str(record))
+    check(fast)
+    row = json.loads(record.read_text())
+    assert row["exercise"] == "01_tensors.keep_data_on_device" and row["device_class"] == device.device_class()
+    assert len(row["ratios"]) == 3 and min(row["ratios"]) > 3.0
+
+
+def test_check_function_and_assert_raises():
+    grading.check_function(lambda a, b: a + b, (tf.constant(1.0), tf.constant(2.0)), tf.constant(3.0), what="add")
+    with pytest.raises(GradingFailure, match="add"):
+        grading.check_function(lambda a, b: a - b, (tf.constant(1.0), tf.constant(2.0)), tf.constant(3.0), what="add")
+    grading.assert_raises(lambda: tf.constant(1) * tf.constant(1.0), (), tf.errors.InvalidArgumentError, what="mixing")
+    with pytest.raises(GradingFailure, match="returned normally"):
+        grading.assert_raises(lambda: None, (), ValueError, what="nothing")
+
+
+def test_a_median_just_below_the_target_gets_more_pairs_before_the_verdict(monkeypatch):
+    from tfperf.measure import timing
+
+    rounds = []
+    real = timing.compare_fresh
+
+    def noisy_first_round(*args, **kwargs):
+        result = real(*args, **kwargs)
+        rounds.append(kwargs["pairs"])
+        if len(rounds) == 1:  # a noisy moment: the first seven pairs look slower than they are
+            scale = result.median / 4.0  # a median of 4x: below the target of 6x, above its square root
+            return timing.FreshComparison(
+                tuple(r / scale for r in result.ratios), result.candidate, result.baseline, result.witnesses
+            )
+        return result
+
+    monkeypatch.setattr(timing, "compare_fresh", noisy_first_round)
+    check(fast, target=6.0)  # fast is far above 6x; the first round says 4x
+    assert rounds == [3, 6]
+
+
+def test_a_reasoned_target_says_so(monkeypatch, capsys, tmp_path):
+    from tfperf.grading import targets
+
+    assert targets.is_measured("01_tensors.keep_data_on_device", "cpu")
+    assert not targets.is_measured("01_tensors.keep_data_on_device", "gpu")
+    monkeypatch.setattr("tfperf.runtime.device.device_class", lambda: "gpu")
+    check(fast, target=None)
+    assert "reasoned, not measured" in capsys.readouterr().out

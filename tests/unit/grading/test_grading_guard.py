@@ -1,0 +1,255 @@
+"""The guard: checks refuse to grade in a kernel whose grading, timing, counting or TensorFlow
+state, or whose given code, was changed after the setup cell; and nothing may compete with timing."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tfperf import grading
+from tfperf.grading import GradingFailure, guard, targets
+from tfperf.measure import timing
+
+tf = pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(autouse=True)
+def armed():
+    guard.arm()
+    yield
+    guard._reset_for_tests()
+
+
+def _check():
+    grading.check_function(lambda x: x * 2, (tf.constant(1.0),), tf.constant(2.0), what="double")
+
+
+def test_an_untouched_kernel_grades_even_after_keras_tf_data_and_tf_functions():
+    import keras
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile("sgd", "mse")
+    model.fit(np.ones((8, 3)), np.ones((8, 2)), epochs=1, verbose=0)
+    model.predict(np.ones((2, 3)), verbose=0)
+    list(tf.data.Dataset.range(4).map(lambda x: x * 2).batch(2))
+    tf.function(lambda x: x + 1)(tf.constant(1))
+    _check()
+    assert guard.competitors() == []
+
+
+@pytest.mark.parametrize(
+    "tamper, undo",
+    [
+        (lambda: vars(timing).__setitem__("compare_fresh", lambda *a, **k: None), None),
+        (lambda: vars(grading.speed).__setitem__("_witness_checks", lambda *a, **k: None), None),
+        (lambda: vars(targets).__setitem__("target_for", lambda *a, **k: 0.0), None),
+        (lambda: setattr(np, "allclose", lambda *a, **k: True), None),
+        (lambda: tf.config.run_functions_eagerly(True), lambda: tf.config.run_functions_eagerly(False)),
+        (lambda: os.environ.__setitem__("TFPERF_SIZE", "tiny"), lambda: os.environ.pop("TFPERF_SIZE")),
+    ],
+)
+def test_a_changed_library_tensorflow_numpy_or_setting_stops_the_check(tamper, undo, monkeypatch):
+    originals = {
+        name: getattr(module, name)
+        for module, name in [
+            (timing, "compare_fresh"),
+            (grading.speed, "_witness_checks"),
+            (targets, "target_for"),
+            (np, "allclose"),
+        ]
+    }
+    monkeypatch.delenv("TFPERF_SIZE", raising=False)
+    guard.arm()
+    try:
+        tamper()
+        with pytest.raises(GradingFailure, match="grading environment was modified"):
+            _check()
+    finally:
+        for (module, name), value in zip(
+            [(timing, "compare_fresh"), (grading.speed, "_witness_checks"), (targets, "target_for"), (np, "allclose")],
+            originals.values(),
+        ):
+            vars(module)[name] = value
+        if undo:
+            undo()
+
+
+def test_course_modules_refuse_assignment_once_armed():
+    with pytest.raises(AttributeError, match="part of the course's grading"):
+        grading.assert_speedup = lambda *a, **k: None
+    with pytest.raises(AttributeError, match="part of the course's grading"):
+        del timing.compare_fresh
+
+
+def test_a_target_file_changed_after_the_setup_cell_stops_the_check(monkeypatch, tmp_path):
+    override = tmp_path / "targets.toml"
+    override.write_text('["01_tensors.keep_data_on_device"]\ncpu = 3.0\n')
+    monkeypatch.setenv("TFPERF_TARGETS", str(override))
+    guard.arm()
+    override.write_text('["01_tensors.keep_data_on_device"]\ncpu = 0.5\n')
+    with pytest.raises(GradingFailure, match="targets"):
+        _check()
+
+
+def _given_namespace():
+    namespace = {"tf": tf}
+    exec("def slow(x):\n    return helper(x) * 2\n\ndef helper(x):\n    return x\n", namespace)
+    return namespace
+
+
+def test_given_code_redefined_or_its_helpers_replaced_stops_the_check():
+    ns = _given_namespace()
+    guard.given(ns["slow"])
+    _check()
+    ns["helper"] = lambda x: x + 1  # slow the baseline through what it calls
+    with pytest.raises(GradingFailure, match="helper .used by the given slow"):
+        _check()
+
+
+def test_given_code_replaced_or_registered_again_stops_the_check():
+    ns = _given_namespace()
+    guard.given(ns["slow"])
+    exec("def slow(x):\n    return x * 3\n", ns)
+    guard.given(ns["slow"])  # registering the new one does not help
+    with pytest.raises(GradingFailure, match="slow"):
+        _check()
+
+
+def test_a_builtin_shadowed_before_the_given_cell_is_noticed():
+    ns = _given_namespace()
+    exec("def range(n):\n    return [0]\n\ndef uses(n):\n    return list(range(n))\n", ns)
+    guard.given(ns["uses"])
+    with pytest.raises(GradingFailure, match="range .a builtin"):
+        _check()
+
+
+def _unregistered(x):
+    return x
+
+
+def test_speed_checks_take_baselines_only_from_given_code():
+    with pytest.raises(ValueError, match="no locked cell registered"):
+        grading.assert_speedup(
+            lambda x: x,
+            _unregistered,
+            exercise="01_tensors.keep_data_on_device",
+            make_inputs=lambda: (np.random.default_rng().random(3),),
+            target=1.0,
+        )
+
+
+def test_a_thread_left_running_by_the_answer_stops_the_speed_check():
+    ns = _given_namespace()
+    guard.given(ns["slow"])
+    stop = threading.Event()
+    worker = threading.Thread(target=lambda: stop.wait(10), name="busy", daemon=True)
+    worker.start()
+    try:
+        with pytest.raises(GradingFailure, match="other work runs in the kernel .thread 'busy'"):
+            grading.assert_speedup(
+                lambda x: tf.constant(x) * 2,
+                ns["slow"],
+                exercise="01_tensors.keep_data_on_device",
+                make_inputs=lambda: (np.random.default_rng().random(3),),
+                target=1.0,
+                pairs=1,
+                min_time=0.001,
+            )
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_patching_during_the_timing_is_noticed_between_pairs():
+    ns = _given_namespace()
+    guard.given(ns["slow"])
+    real_sleep = time.sleep
+    calls = []
+
+    def patches_later(x):
+        calls.append(1)
+        if len(calls) == 5:
+            time.sleep = lambda s: None  # changed while being timed
+        return ns["slow"](x)
+
+    try:
+        with pytest.raises(GradingFailure, match="time.sleep"):
+            grading.assert_speedup(
+                patches_later,
+                ns["slow"],
+                exercise="01_tensors.keep_data_on_device",
+                make_inputs=lambda: (tf.constant(np.random.default_rng().random(3)),),
+                target=0.0,
+                pairs=3,
+                min_time=0.001,
+            )
+    finally:
+        time.sleep = real_sleep
+
+
+def test_course_modules_are_loaded_and_guarded_before_a_notebook_imports_them():
+    import sys
+
+    assert "tfperf.experiments.gpu_sync" in sys.modules  # loaded by arm(), before any learner code
+    from tfperf.experiments import gpu_sync
+
+    original = gpu_sync.train_step
+    vars(gpu_sync)["train_step"] = lambda *args: original(*args)
+    try:
+        with pytest.raises(GradingFailure, match="gpu_sync.train_step"):
+            _check()
+    finally:
+        vars(gpu_sync)["train_step"] = original
+
+
+def test_a_given_class_is_guarded_like_a_function():
+    namespace = {"tf": tf}
+    exec("class Given:\n    def step(self):\n        return helper()\n\ndef helper():\n    return 1\n", namespace)
+    guard.given(namespace["Given"])
+    _check()
+    namespace["Given"].step = lambda self: 2  # a method replaced
+    with pytest.raises(GradingFailure, match="Given .its code was replaced"):
+        _check()
+
+
+def test_processes_started_before_the_setup_cell_do_not_compete():
+    import subprocess
+
+    before = subprocess.Popen(["sleep", "30"])
+    try:
+        guard.arm()
+        assert guard.competitors() == []
+        after = subprocess.Popen(["sleep", "30"])
+        try:
+            assert guard.competitors() == [f"child process {after.pid}"]
+        finally:
+            after.kill()
+            after.wait()
+    finally:
+        before.kill()
+        before.wait()
+
+
+def test_the_kernels_own_messaging_thread_does_not_compete():
+    """pyzmq starts its garbage-collector thread the first time the kernel sends a large output
+    (an inline plot) without copying it: a speed check after a plot must still run."""
+    garbage = pytest.importorskip("zmq.utils.garbage")
+    garbage.gc.start()  # what sending the first large output does in a kernel
+    assert garbage.gc.thread.is_alive()
+    assert guard.competitors() == []
+
+    class LookAlike(garbage.GarbageCollectorThread):  # an answer's own thread of a similar kind still counts
+        pass
+
+    stop = threading.Event()
+    worker = LookAlike(garbage.gc)
+    worker.run = lambda: stop.wait(10)
+    worker.name = "look-alike"
+    worker.start()
+    try:
+        assert guard.competitors() == ["thread 'look-alike'"]
+    finally:
+        stop.set()
+        worker.join()

@@ -1,0 +1,94 @@
+"""What a learner sees in JupyterLab when a check fails: run in a real IPython kernel (jupyter_client),
+as JupyterLab and nbgrader run the notebooks."""
+
+import re
+
+import nbformat
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from tests.conftest import REPO
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        yield client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def execute(client, code: str) -> tuple[dict, list[dict]]:
+    """Run ``code`` as a cell; return the reply's content and the cell's outputs (iopub messages)."""
+    outputs = []
+
+    def keep(msg):
+        if msg["msg_type"] in ("error", "stream", "execute_result", "display_data"):
+            outputs.append({"type": msg["msg_type"], **msg["content"]})
+
+    reply = client.execute_interactive(code, timeout=180, output_hook=keep)
+    return reply["content"], outputs
+
+
+def the_error(reply: dict, outputs: list[dict]) -> str:
+    """The cell failed (so nbgrader scores it 0) with one error output: its text as the learner sees it."""
+    assert reply["status"] == "error"
+    errors = [o for o in outputs if o["type"] == "error"]
+    assert len(errors) == 1, outputs
+    return ANSI.sub("", "\n".join(errors[0]["traceback"]))
+
+
+def test_a_failed_check_shows_its_message_alone(kernel):
+    reply, outputs = execute(
+        kernel,
+        (
+            "import numpy as np\n"
+            "from tfperf import grading\n"
+            "grading.check_same_result(np.zeros(3), np.ones(3), what='scores(x)', section='3. Casting')\n"
+        ),
+    )
+    shown = the_error(reply, outputs)
+    assert shown.startswith("Check failed: scores(x) differs from the expected values")
+    assert 'Reread the section "3. Casting".' in shown
+    assert "Traceback" not in shown and "tfperf" not in shown and "File " not in shown
+    assert len(shown.splitlines()) <= 3
+    assert reply["ename"] == "GradingFailure"
+    assert not [o for o in outputs if o["type"] == "stream" and o["name"] == "stderr"]
+
+
+def test_an_unwritten_function_leads_to_not_written_yet_and_the_section(kernel):
+    reply, outputs = execute(
+        kernel,
+        (
+            "import numpy as np\n"
+            "from tfperf import grading\n"
+            "def weighted_mean(x):\n"
+            "    raise NotImplementedError()\n"
+            "grading.check_function(weighted_mean, (np.ones(2),), np.ones(2), what='weighted_mean', section='2. Dtypes')\n"
+        ),
+    )
+    shown = the_error(reply, outputs)
+    assert "weighted_mean is not written yet" in shown and 'Reread the section "2. Dtypes".' in shown
+    assert "Traceback" not in shown and "tfperf" not in shown
+
+
+def test_an_untouched_answer_cell_says_it_is_not_written_yet(kernel):
+    # The stub nbgrader writes into the student version (ClearSolutions.code_stub), run as the learner gets it.
+    nb = nbformat.read(REPO / "notebooks" / "02_eager_vs_graph" / "eager_vs_graph.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "predict")
+    assert 'section 4, "Retracing"' in cell.source  # the answer cell names the section to reread
+    reply, outputs = execute(kernel, cell.source)
+    shown = the_error(reply, outputs)
+    assert reply["ename"] == "NotImplementedError"
+    assert "Not written yet: replace this line with your answer" in shown
+    assert "tfperf" not in shown and "site-packages" not in shown  # only the cell's own line
+
+
+def test_other_errors_keep_their_traceback(kernel):
+    reply, outputs = execute(kernel, "def f():\n    return 1 / 0\nf()\n")
+    shown = the_error(reply, outputs)
+    assert "ZeroDivisionError" in shown and "Traceback" in shown

@@ -1,0 +1,95 @@
+"""Structure checks of tf.data pipelines (tfperf.grading.pipelines), read from the dataset's own graph."""
+
+import os
+import tempfile
+
+import pytest
+
+from tfperf.experiments import tf_data
+from tfperf.grading import GradingFailure, check_pipeline_stages
+from tfperf.runtime import logs
+
+tf = logs.tensorflow()
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def _pipeline(store, cache_at: str, filename: str = ""):
+    ds = tf.data.Dataset.range(len(store)).map(lambda key: (key, store.read(key)), num_parallel_calls=AUTOTUNE)
+    if cache_at == "raw":
+        ds = ds.cache(filename)
+    ds = ds.batch(4).map(tf_data.decode, num_parallel_calls=AUTOTUNE)
+    if cache_at == "decoded":
+        ds = ds.cache(filename)
+    return ds.map(tf_data.augment, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)
+
+
+def _check(ds, store, fits: bool):
+    return check_pipeline_stages(
+        ds,
+        reader=store.reader,
+        expensive=tf_data.decode,
+        random=tf_data.augment,
+        what="p",
+        expensive_output_fits_in_memory=fits,
+    )
+
+
+def test_where_the_decoded_data_fits_the_cache_goes_after_decode():
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    _check(_pipeline(store, "decoded"), store, fits=True)
+    with pytest.raises(GradingFailure, match="before the decoding"):
+        _check(_pipeline(store, "raw"), store, fits=True)
+
+
+def test_where_the_decoded_data_does_not_fit_no_decoded_record_is_cached_in_memory():
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    _check(_pipeline(store, "raw"), store, fits=False)
+    _check(_pipeline(store, "decoded", os.path.join(tempfile.mkdtemp(), "decoded")), store, fits=False)
+    with pytest.raises(GradingFailure, match="caches the decoded records in memory"):
+        _check(_pipeline(store, "decoded"), store, fits=False)
+    with pytest.raises(GradingFailure, match="nothing is cached"):
+        _check(_pipeline(store, "none"), store, fits=False)
+
+
+def test_a_pipeline_ending_in_prefetch_to_device_is_read_through_its_python_objects():
+    """tf.data cannot serialize copy_to_device (a GeneratorDataset inside): its stages come from the
+    Python objects, so prefetch_to_device, which the chapter shows for GPUs, is a prefetch at the end."""
+    from tfperf.measure import dataset_graph
+
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    on_device = _pipeline(store, "decoded").apply(tf.data.experimental.prefetch_to_device("/cpu:0", 2))
+    chain = _check(on_device, store, fits=True)
+    assert [s.kind for s in chain[-3:]] == ["prefetch", "copy_to_device", "prefetch"]
+    assert "copy_to_device (to /cpu:0)" in dataset_graph.describe(on_device)
+    assert chain[-1].args == {"buffer_size": 2}
+    copied_only = _pipeline(store, "decoded").apply(tf.data.experimental.copy_to_device("/cpu:0"))
+    assert dataset_graph.stages(copied_only)[-1].kind == "copy_to_device"
+    with pytest.raises(GradingFailure, match="prefetch"):
+        _check(copied_only, store, fits=True)
+
+
+def test_a_pipeline_that_cannot_be_read_fails_with_a_short_reason():
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    after_copy = (
+        _pipeline(store, "decoded").apply(tf.data.experimental.copy_to_device("/cpu:0")).map(lambda x, y: (x, y))
+    )
+    with pytest.raises(GradingFailure, match="cannot serialize this pipeline") as failure:
+        _check(after_copy, store, fits=True)
+    assert "Traceback" not in str(failure.value) and len(str(failure.value)) < 600
+
+
+def test_a_subclass_that_names_another_input_is_not_believed():
+    """Only TensorFlow's own copy_to_device and prefetch datasets are read through their Python objects: a
+    subclass (whose methods may set self._input_dataset) could show a decoy while it reads something else."""
+    from tensorflow.python.data.experimental.ops import prefetching_ops
+
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+
+    class _CopyToDeviceDataset(prefetching_ops._CopyToDeviceDataset):  # the same name, even
+        def __init__(self, really_read, shown):
+            super().__init__(really_read, "/cpu:0")
+            self._input_dataset = shown
+
+    memorized = tf.data.Dataset.from_tensor_slices(tf.range(8))
+    with pytest.raises(GradingFailure, match="cannot serialize this pipeline"):
+        _check(_CopyToDeviceDataset(memorized, _pipeline(store, "decoded")), store, fits=True)

@@ -1,0 +1,160 @@
+"""Chapter 5's grading assertions: host syncs, printed lines, and the tf.function hint."""
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf import grading  # noqa: E402
+from tfperf.runtime import logs  # noqa: E402
+
+
+def _loop(read_every):
+    def run(steps):
+        x = tf.constant(0.0)
+        for step in range(steps):
+            x = x + 1.0
+            if read_every and (step + 1) % read_every == 0:
+                float(x)
+        return x
+
+    return run
+
+
+def test_host_syncs_at_most_passes_and_returns_the_result():
+    result = grading.assert_host_syncs_at_most(_loop(10), (100,), 10, what="the loop")
+    assert float(result) == 100.0
+
+
+def test_host_syncs_at_most_fails_with_the_count_and_the_section():
+    with pytest.raises(grading.GradingFailure) as err:
+        grading.assert_host_syncs_at_most(_loop(1), (30,), 3, what="the loop", section="2. Sync points")
+    message = str(err.value)
+    assert "30 host reads (30 by float())" in message
+    assert "at most 3" in message and '"2. Sync points"' in message
+
+
+def test_numpy_inside_a_tf_function_is_explained():
+    @tf.function
+    def step(x):
+        return x.numpy()
+
+    with pytest.raises(grading.GradingFailure) as err:
+        grading.assert_host_syncs_at_most(step, (tf.constant(1.0),), 1, what="train", section="2. Sync points")
+    assert "symbolic" in str(err.value) and "outside" in str(err.value)
+
+
+def test_not_implemented_still_means_not_written():
+    def todo():
+        raise NotImplementedError()
+
+    with pytest.raises(grading.GradingFailure, match="not written yet"):
+        grading.assert_host_syncs_at_most(todo, (), 0, what="train")
+
+
+def test_prints_at_most_counts_print_and_tf_print(capfd):
+    def noisy(n):
+        for i in range(n):
+            print("step", i)
+            tf.print("loss", i)
+        return n
+
+    assert grading.assert_prints_at_most(lambda: None, (), 0, what="quiet") is None
+    with pytest.raises(grading.GradingFailure, match="printed 6 lines") as err:
+        grading.assert_prints_at_most(noisy, (3,), 1, what="the loop", section="5. Printing")
+    assert "'step 0'" in str(err.value)
+    assert capfd.readouterr().err == ""  # nothing leaked to the cell's stderr
+
+
+def test_captured_output_captures_both_streams():
+    with logs.captured_output() as captured:
+        print("to stdout")
+        tf.print("to stderr")
+    assert (captured.stdout.strip(), captured.native.strip()) == ("to stdout", "to stderr")
+
+
+def test_check_reports():
+    expected = [(9, 1.5), (19, 0.25)]
+    grading.check_reports([(9, 1.5), (19, 0.2500001)], expected)
+    with pytest.raises(grading.GradingFailure, match=r"steps \[0, 1, 2\]"):
+        grading.check_reports([(0, 1.0), (1, 1.0), (2, 1.0)], expected)
+    with pytest.raises(grading.GradingFailure, match="is a EagerTensor"):
+        grading.check_reports([(9, tf.constant(1.5)), (19, 0.25)], expected)
+    with pytest.raises(grading.GradingFailure, match="step 19 reported 0.3"):
+        grading.check_reports([(9, 1.5), (19, 0.3)], expected, section="3. The incident")
+
+
+def _epochs(kind):
+    @tf.function
+    def step(x, lr):
+        return x * lr
+
+    def run(epochs, on_epoch_end):
+        history = []
+        for epoch in range(epochs):
+            for i in range(5):
+                n = epoch * 5 + i
+                if kind == "retrace":
+                    step(tf.constant(1.0), 0.1 + n)  # a new Python float: a trace per step
+                elif kind == "grows":
+                    history.append(tf.constant(float(n)))
+                    for h in history:  # work that grows with the steps done
+                        h + 1.0
+                else:
+                    step(tf.constant(1.0), tf.constant(0.1 + n))
+            on_epoch_end(epoch)
+        return epochs
+
+    return run
+
+
+def test_steady_epochs_passes_a_steady_loop():
+    assert grading.assert_steady_epochs(_epochs("steady"), (6,), what="the loop") == 6
+
+
+def test_steady_epochs_fails_on_retracing_and_on_growth():
+    with pytest.raises(grading.GradingFailure, match="kept tracing after the first epoch: traces per epoch 5, 5, 5"):
+        grading.assert_steady_epochs(_epochs("retrace"), (6,), what="the loop", section="7. Progressive slowdown")
+    with pytest.raises(grading.GradingFailure, match=r"does different work in different epochs: epoch 2 ran AddV2 x40"):
+        grading.assert_steady_epochs(_epochs("grows"), (6,), what="the loop")
+
+
+def test_steady_epochs_times_growth_that_the_counters_cannot_see():
+    import time
+
+    def slower_python(epochs, on_epoch_end):
+        for epoch in range(epochs):
+            tf.constant(1.0) + 1.0
+            time.sleep(0.01 * epoch)  # host work that grows, no TensorFlow op
+            on_epoch_end(epoch)
+
+    with pytest.raises(grading.GradingFailure, match="slows down from epoch to epoch"):
+        grading.assert_steady_epochs(slower_python, (9,), what="the loop", growth=1.5, slack=0.0)
+
+
+def test_steady_epochs_needs_work_in_every_epoch():
+    def lazy(epochs, on_epoch_end):
+        for epoch in range(epochs):
+            if epoch < 2:
+                tf.constant(1.0) + 1.0
+            on_epoch_end(epoch)
+
+    with pytest.raises(grading.GradingFailure, match="ran no TensorFlow operations in epoch"):
+        grading.assert_steady_epochs(lazy, (5,), what="the loop")
+
+
+def test_steady_epochs_needs_the_callback():
+    with pytest.raises(grading.GradingFailure, match="called on_epoch_end 0 times"):
+        grading.assert_steady_epochs(lambda epochs, on_epoch_end: None, (5,), what="the loop")
+
+
+def test_uploads_at_most():
+    import numpy as np
+
+    a = np.ones((4, 2), np.float32)
+
+    def per_step(steps):
+        return [tf.convert_to_tensor(a) for _ in range(steps)]
+
+    assert len(grading.assert_uploads_at_most(per_step, (2,), 2, what="the loop")) == 2
+    with pytest.raises(grading.GradingFailure, match="copied 5 NumPy arrays into tensors; at most 2"):
+        grading.assert_uploads_at_most(per_step, (5,), 2, what="the loop", section="6. Copies")

@@ -1,0 +1,179 @@
+"""The host-sync counter counts exactly, on a known loop, and leaves no trace behind."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tensorflow.python.framework import ops  # noqa: E402
+
+from tfperf.measure import host_syncs  # noqa: E402
+
+
+def test_counts_a_known_loop_exactly():
+    step = tf.function(lambda x: x * 2.0 + 1.0)
+    with host_syncs.counting() as syncs:
+        x = tf.constant(1.0)
+        for i in range(20):
+            x = step(x) / 3.0
+            if i % 5 == 4:
+                float(x)
+    assert syncs.count == 4
+    assert syncs.kinds == {"float()": 4}
+
+
+def test_every_kind_of_read_counts_once():
+    t, v, i = tf.constant(2.0), tf.constant([1.0, 2.0]), tf.constant(3)
+    var = tf.Variable(1.5)
+    with host_syncs.counting() as syncs:
+        t.numpy()
+        float(t)
+        int(i)
+        bool(t)
+        str(t)
+        f"{t:.1f}"
+        list(range(i))
+        np.asarray(v)
+        np.array(v)
+        var.numpy()
+        if t > 1.0:
+            pass
+    assert syncs.count == 11
+    assert syncs.kinds[".numpy()"] == 2
+    assert syncs.kinds["np.asarray()/np.array()"] == 2
+    assert "11 host reads" in syncs.describe()
+
+
+def test_device_work_without_reads_is_not_counted():
+    with host_syncs.counting() as syncs:
+        x = tf.random.normal([8, 8])
+        y = tf.matmul(x, x)
+        tf.convert_to_tensor(y)
+        _ = y.shape, y.dtype, y.device
+    assert syncs.count == 0
+    assert syncs.describe() == "no host reads"
+
+
+def test_restores_everything_even_on_exceptions():
+    original = ops._EagerTensorBase.__dict__["_numpy"]
+    original_asarray = np.asarray
+    with pytest.raises(RuntimeError):
+        with host_syncs.counting():
+            assert ops._EagerTensorBase.__dict__["_numpy"] is not original
+            assert host_syncs.is_counting()
+            raise RuntimeError("learner bug")
+    assert ops._EagerTensorBase.__dict__["_numpy"] is original
+    assert np.asarray is original_asarray
+    assert not host_syncs.is_counting()
+    with host_syncs.counting() as syncs:
+        pass
+    tf.constant(1.0).numpy()  # after the block: not counted
+    assert syncs.count == 0
+
+
+def test_nested_blocks_each_count_their_own_reads():
+    t = tf.constant(1.0)
+    with host_syncs.counting() as outer:
+        t.numpy()
+        with host_syncs.counting() as inner:
+            float(t)
+        t.numpy()
+    assert (outer.count, inner.count) == (3, 1)
+    assert not host_syncs.is_counting()
+
+
+def test_reads_inside_a_py_function_count():
+    @tf.function
+    def f(x):
+        return tf.py_function(lambda t: float(t) * 2.0, [x], tf.float32)
+
+    f(tf.constant(1.0))  # trace outside the block
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            f(tf.constant(1.0))
+    assert syncs.count == 3
+
+
+def test_counts_numpy_uploads_separately():
+    a = np.ones((8, 4), np.float32)
+    f = tf.function(lambda x: x * 2.0)
+    f(a)
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            tf.convert_to_tensor(a)  # 3 uploads
+        tf.matmul(a, tf.ones((4, 1)))  # 1
+        f(a)  # 1
+        data = tf.data.Dataset.from_tensor_slices(a).batch(4)  # 1, once
+        for _ in data:
+            pass
+        tf.constant(1.0) + 1.0  # Python numbers: not counted
+    assert syncs.uploads == 8  # + 2 batches delivered by the tf.data iterator
+    assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
+
+
+def test_reads_through_numpy_functions_and_private_methods_count():
+    t = tf.constant([1.0, 2.0, 3.0])
+    with host_syncs.counting() as syncs:
+        np.mean(t)
+        np.add(t, 1.0)
+        np.sum(t)
+        t._numpy_internal()
+        np.concatenate([t, t])
+    assert syncs.count == 5, syncs.kinds
+    assert np.mean(t) == 2.0 and not hasattr(type(t), "__array_function__")  # restored
+
+
+def test_host_functions_inside_a_graph_count_as_reads():
+    @tf.function
+    def f(x):
+        return tf.numpy_function(lambda a: a * 2.0, [x], tf.float32)
+
+    f(tf.constant([1.0]))
+    with host_syncs.counting() as syncs:
+        for _ in range(4):
+            f(tf.constant([1.0]))
+    assert syncs.count == 4 and syncs.kinds[host_syncs.KINDS["host_function"]] == 4
+
+
+def test_lists_generators_and_datasets_count_as_uploads():
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+
+    def gen():
+        yield from np.ones((3, 2), np.float32)
+
+    data = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([2], tf.float32))
+    cached = tf.data.Dataset.from_tensor_slices(np.ones((4, 2), np.float32)).cache()
+    ahead = cached.apply(tf.data.experimental.prefetch_to_device("/CPU:0"))
+    with host_syncs.counting() as syncs:
+        tf.constant(rows)  # 1
+        for _ in range(2):  # 2 epochs of 3 generated elements: 6 deliveries
+            for _ in data:
+                pass
+        for _ in range(2):  # a cache in host memory still delivers every epoch: 8
+            for _ in cached:
+                pass
+        for _ in ahead:  # copied ahead of time, but copied: 4
+            pass
+    assert syncs.uploads == 1 + 6 + 8 + 4, syncs.upload_kinds
+    assert syncs.upload_kinds["a tf.data iterator, copied ahead by prefetch_to_device"] == 4
+    assert syncs.count == 0, syncs.kinds  # tf.data's own generator calls are not reads
+
+
+def test_a_block_knows_when_its_wrappers_were_removed():
+    with host_syncs.counting():
+        assert host_syncs.tampered() == []
+        original = ops._EagerTensorBase._numpy.__closure__  # our wrapper
+        assert original
+        ops._EagerTensorBase._numpy = lambda self: 0.0  # learner code switching the counter off
+        assert host_syncs.tampered() == ["_EagerTensorBase._numpy"]
+    assert tf.constant(2.0).numpy() == 2.0  # the original is back
+
+
+def test_patches_removed_from_inside_a_block_are_noticed():
+    from tfperf.measure import host_syncs
+
+    with host_syncs.counting():
+        host_syncs._patches._restore()  # what an answer could call to stop being counted
+        assert host_syncs.tampered() == ["every counting patch (removed while counting)"]
+    with host_syncs.counting():  # the next block counts again
+        assert host_syncs.tampered() == []

@@ -1,0 +1,108 @@
+import time
+
+import pytest
+
+from tfperf.measure import timing
+
+
+def no_sync():
+    pass
+
+
+def sleeper(seconds):
+    return lambda: time.sleep(seconds)
+
+
+def test_compare_recovers_known_relative_cost():
+    result = timing.compare(sleeper(0.002), sleeper(0.006), pairs=5, min_time=0.02, sync=no_sync)
+    assert 2.2 < result.median < 3.6, result.describe()
+    assert result.low <= result.median <= result.high
+    assert len(result.ratios) == 5
+
+
+def test_compare_of_equal_callables_is_about_one():
+    result = timing.compare(sleeper(0.003), sleeper(0.003), pairs=5, min_time=0.02, sync=no_sync)
+    assert 0.75 < result.median < 1.33, result.describe()
+
+
+def test_cpu_bound_callables_of_known_relative_cost():
+    def work(n):
+        return lambda: sum(i * i for i in range(n))
+
+    result = timing.compare(work(20_000), work(80_000), pairs=5, min_time=0.03, sync=no_sync)
+    assert 2.5 < result.median < 6.0, result.describe()
+
+
+def test_measure_repeats_until_min_time():
+    t = timing.measure(sleeper(0.001), repeats=3, min_time=0.02, sync=no_sync)
+    assert len(t.samples) == 3
+    assert t.calls_per_sample >= 10
+    assert 0.0009 < t.median < 0.005
+
+
+def test_warmup_is_excluded_from_the_numbers():
+    calls = []
+
+    def slow_first_call():
+        calls.append(1)
+        time.sleep(0.2 if len(calls) == 1 else 0.001)
+
+    t = timing.measure(slow_first_call, repeats=3, min_time=0.01, sync=no_sync)
+    assert t.median < 0.01
+
+
+def test_pairs_alternate_their_order():
+    order = []
+    timing.compare(lambda: order.append("c"), lambda: order.append("b"), pairs=4, warmup=0, min_time=0.0, sync=no_sync)
+    # After calibration (one call each), samples of one call each: c b | b c | c b | b c
+    assert order[-8:] == list("cbbccbbc")
+
+
+def test_device_is_synchronized_around_every_sample():
+    events = []
+    timing.measure(lambda: events.append("call"), repeats=2, warmup=0, min_time=0.0, sync=lambda: events.append("sync"))
+    # every sample starts and ends with a sync
+    assert events[-3:] == ["sync", "call", "sync"]
+
+
+def test_a_patched_clock_cannot_fool_the_measurement(monkeypatch):
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    result = timing.compare(sleeper(0.002), sleeper(0.006), pairs=3, min_time=0.02, sync=no_sync)
+    assert result.median > 2.0
+
+
+def test_stopwatch_returns_result_and_duration():
+    result, seconds = timing.stopwatch(lambda: (time.sleep(0.01), 42)[1], sync=no_sync)
+    assert result == 42 and 0.009 < seconds < 0.5
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError):
+        timing.compare(no_sync, no_sync, pairs=0)
+    with pytest.raises(ValueError):
+        timing.measure(no_sync, repeats=0)
+
+
+def test_describe_says_slower_below_one():
+    slow = timing.compare(sleeper(0.006), sleeper(0.002), pairs=3, min_time=0.02, sync=no_sync)
+    assert "x as fast, i.e." in slow.describe() and "slower" in slow.describe()
+    fast = timing.compare(sleeper(0.002), sleeper(0.006), pairs=3, min_time=0.02, sync=no_sync)
+    assert "x faster" in fast.describe()
+
+
+def test_compare_fresh_keeps_a_copy_of_the_arrays_a_call_could_change():
+    import numpy as np
+
+    class Model:  # an object that cannot be copied, like a Keras model
+        def __deepcopy__(self, memo):
+            raise TypeError("no copies")
+
+    model = Model()
+
+    def scribbles(m, x):
+        total = float(x.sum())
+        x[:] = 0.0  # changes its input in place
+        return total
+
+    c = timing.compare_fresh(scribbles, scribbles, lambda: (model, np.ones(4)), pairs=2, min_time=0.001)
+    assert all(w.args[0] is model and w.args[1].sum() == 4.0 and w.result == 4.0 for w in c.witnesses)
