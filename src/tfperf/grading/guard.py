@@ -199,8 +199,10 @@ def _unseal_course_modules() -> None:
             object.__setattr__(module, "__class__", types.ModuleType)
 
 
-#: Course modules not loaded by :func:`arm`: the command line, and modules for contributors.
-NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.authoring", "tfperf.authoring.nblint")
+#: Course modules not loaded by :func:`arm`: the command line and the layers above ``grading`` (nbgrader's
+#: side, class grading, contributors' tools). No check uses them (tests/unit/test_layers.py), so a kernel
+#: never needs them; loading them imported nbgrader and nbconvert into every kernel, seconds per notebook.
+NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.autograding", "tfperf.classgrading", "tfperf.authoring")
 
 
 def _import_course_modules() -> None:

@@ -253,3 +253,18 @@ def test_the_kernels_own_messaging_thread_does_not_compete():
     finally:
         stop.set()
         worker.join()
+
+
+def test_arming_loads_no_module_of_the_layers_above_grading():
+    """Preloading nbgrader's side (autograding imports nbgrader and nbconvert) cost every kernel seconds."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom tfperf.grading import guard\nguard.arm()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nbgrader', 'nbconvert') "
+        "or m.startswith(('tfperf.autograding.', 'tfperf.classgrading.', 'tfperf.authoring.'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+    assert "tfperf.experiments.gpu_sync" in sys.modules  # what checks use is still preloaded
