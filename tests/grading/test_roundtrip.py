@@ -304,6 +304,58 @@ def test_reference_scores_full_marks(graded_course, assignment):
     assert scores and all(got == full for got, full in scores.values()), scores
 
 
+#: Cells tagged with a key must print its text when they run: a demonstration that claims
+#: to show something must really show it (e.g. TensorFlow warns at most twice per function).
+EXPECTED_OUTPUT = {"expect-retracing-warning": "triggered tf.function retracing"}
+
+
+def autograded_notebooks(courses: GradedCourses, assignment: str, student: str) -> list[nbformat.NotebookNode]:
+    folder = courses.root(assignment) / "autograde" / "autograded" / student / assignment
+    return [nbformat.read(path, as_version=4) for path in sorted(folder.glob("*.ipynb"))]
+
+
+def execution_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What went wrong when ``nb`` ran: a cell that raised (nbgrader runs on past errors, so full marks
+    alone would not show a broken demonstration), a graded cell that wrote to stderr, a tagged
+    demonstration that did not show what it claims."""
+    problems = []
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        problems += [f"{cell.id} raised {o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+        stderr = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+        if cell.metadata.get("nbgrader", {}).get("grade") and stderr:
+            problems.append(f"{cell.id} wrote to stderr: {stderr}")
+        printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        problems += [
+            f"{cell.id} ({tag}) did not show it"
+            for tag in cell.metadata.get("tags", [])
+            if tag in EXPECTED_OUTPUT and EXPECTED_OUTPUT[tag] not in printed
+        ]
+    return problems
+
+
+def test_execution_problems_are_found():
+    nb = nbformat.v4.new_notebook()
+    broken = nbformat.v4.new_code_cell("1/0", id="demo")
+    broken.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero")]
+    noisy = nbformat.v4.new_code_cell("check()", id="check", metadata={"nbgrader": {"grade": True}})
+    noisy.outputs = [nbformat.v4.new_output("stream", name="stderr", text="warning")]
+    silent = nbformat.v4.new_code_cell("f(1); f(2)", id="retrace", metadata={"tags": ["expect-retracing-warning"]})
+    nb.cells = [broken, noisy, silent]
+    assert execution_problems(nb) == [
+        "demo raised ZeroDivisionError: division by zero",
+        "check wrote to stderr: ['warning']",
+        "retrace (expect-retracing-warning) did not show it",
+    ]
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment):
+    """The reference notebook, run whole at the small size in nbgrader's kernel: the chapter's execution test."""
+    notebooks = autograded_notebooks(graded_course, assignment, "reference")
+    assert notebooks, f"no autograded reference notebook for {assignment}"
+    assert [p for nb in notebooks for p in execution_problems(nb)] == []
+
+
 @pytest.mark.parametrize("assignment", assignments())
 def test_untouched_student_version_scores_zero_everywhere(graded_course, assignment):
     scores = grades(graded_course, assignment, "untouched")

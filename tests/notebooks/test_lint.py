@@ -142,7 +142,7 @@ def test_every_chapter_passes_the_lint(assignment):
 
 
 def test_the_retracing_demonstration_is_tagged_so_that_its_warning_is_checked():
-    from tests.notebooks.test_notebooks import EXPECTED_OUTPUT
+    from tests.grading.test_roundtrip import EXPECTED_OUTPUT
 
     nb = nbformat.read(REPO / "solutions" / "02_eager_vs_graph" / "eager_vs_graph.ipynb", as_version=4)
     tagged = [c for c in nb.cells if "expect-retracing-warning" in c.metadata.get("tags", [])]
