@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 import re
+import symtable
 from dataclasses import dataclass, field
 
 import nbformat
 
 from tfperf.autograding import recheck
+from tfperf.autograding.screen import defined_names
 
 
 @dataclass(frozen=True)
@@ -96,10 +98,44 @@ class PackedSubmission:
     def expected(self) -> dict[str, float]:
         return {k: v for m in self.members for k, v in m.expected.items()}
 
-    def notebook(self, reference: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    def unanswered(self, reference: nbformat.NotebookNode) -> set[str]:
+        """grade_ids of the solution cells that no member's cells need: the packed student hands them in
+        unanswered (the released stub), so their checks fail at once instead of timing the reference again.
+        That also shows that no member's answer gains points in another exercise."""
+        cells = [c for c in reference.cells if c.cell_type == "code"]
+        grade_id = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
+        mine = set().union(*(m.touched | m.claims for m in self.members))
+        needed = needed_cells(cells, {i for i, g in enumerate(grade_id) if g in mine})
+        return {
+            g
+            for i, (c, g) in enumerate(zip(cells, grade_id))
+            if c.metadata.get("nbgrader", {}).get("solution") and i not in needed
+        }
+
+    def scoring_zero(self, reference: nbformat.NotebookNode) -> set[str]:
+        """grade_ids of the test cells that need an unanswered solution cell (they must score 0)."""
+        unanswered = self.unanswered(reference)
+        cells = [c for c in reference.cells if c.cell_type == "code"]
+        grade_id = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
+        return {
+            grade_id[i]
+            for i, c in enumerate(cells)
+            if c.metadata.get("nbgrader", {}).get("grade")
+            and {grade_id[j] for j in needed_cells(cells, {i})} & unanswered
+        }
+
+    def notebook(
+        self, reference: nbformat.NotebookNode, released: nbformat.NotebookNode
+    ) -> nbformat.NotebookNode | None:
+        stubs = {
+            c.metadata["nbgrader"]["grade_id"]: c.source
+            for c in released.cells
+            if c.metadata.get("nbgrader", {}).get("solution")
+        }
+        unanswered = {g: stubs[g] for g in self.unanswered(reference)}
         merged = Submission(
             self.student_id,
-            self.edits(),
+            self.edits() | unanswered,
             locked_edits={k: v for m in self.members for k, v in m.locked_edits.items()},
             metadata_edits={k: v for m in self.members for k, v in m.metadata_edits.items()},
             without_notebook=any(m.without_notebook for m in self.members),
@@ -114,6 +150,38 @@ class PackedSubmission:
         touched = set().union(*(m.touched for m in self.members))
         claims = set().union(*(m.claims for m in self.members))
         return not (candidate.touched & touched or candidate.claims & claims)
+
+
+def used_names(source: str) -> set[str]:
+    """The module-level names a cell reads (a function's own locals are not: ``symtable`` scopes them)."""
+    try:
+        top = symtable.symtable(source, "<cell>", "exec")
+    except SyntaxError:
+        return set()
+    names, tables = set(), [top]
+    while tables:
+        table = tables.pop()
+        names |= {s.get_name() for s in table.get_symbols() if s.is_referenced() and (table is top or s.is_global())}
+        tables += table.get_children()
+    return names
+
+
+def needed_cells(cells: list[nbformat.NotebookNode], roots: set[int]) -> set[int]:
+    """Indices of ``roots`` and of every earlier cell they need, transitively: a cell needs the latest
+    earlier cell that defines a name it reads (how a notebook run top to bottom resolves it)."""
+    latest: dict[str, int] = {}
+    needs: dict[int, set[int]] = {}
+    for i, cell in enumerate(cells):
+        needs[i] = {latest[name] for name in used_names(cell.source) if name in latest}
+        for name in defined_names(cell.source):
+            latest[name] = i
+    found, todo = set(), list(roots)
+    while todo:
+        i = todo.pop()
+        if i not in found:
+            found.add(i)
+            todo += needs[i]
+    return found
 
 
 def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

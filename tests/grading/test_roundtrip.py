@@ -33,7 +33,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from tests.conftest import REPO, assignments
 from tests.grading import attacks
-from tests.grading.submission import pack
+from tests.grading.submission import PackedSubmission, Submission, pack
 from tfperf.classgrading import cpusets
 
 pytestmark = pytest.mark.slow
@@ -218,7 +218,9 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
             candidates = {"reference": reference, "untouched": student_version}
-            candidates |= {p.student_id: p.notebook(reference) for p in pack(submissions_for(assignment))}
+            candidates |= {
+                p.student_id: p.notebook(reference, student_version) for p in pack(submissions_for(assignment))
+            }
             for student, nb in candidates.items():
                 target = course / "submitted" / student / assignment / source.name
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -374,11 +376,15 @@ def test_plausible_answers_score_what_they_deserve(graded_course, assignment, su
         return
     scores = grades(graded_course, assignment, packed.student_id)
     others = packed.expected()  # cells that another packed submission expects to lose
+    (source,) = (REPO / "solutions" / assignment).glob("*.ipynb")
+    unanswered = packed.scoring_zero(nbformat.read(source, as_version=4))  # exercises no member answers
     for grade_id, (got, full) in scores.items():
         if grade_id in submission.expected:
             expected = submission.expected[grade_id]
         elif grade_id in others:
             continue
+        elif grade_id in unanswered:
+            expected = 0
         else:
             expected = full
         assert got == expected, f"{submission.name}: {grade_id} scored {got}, expected {expected} (all: {scores})"
@@ -398,3 +404,23 @@ def test_feedback_and_export(graded_course, assignment):
         rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
     assert float(rows[(assignment, "reference")]["score"]) == float(rows[(assignment, "reference")]["max_score"]) > 0
     assert float(rows[(assignment, "untouched")]["score"]) == 0
+
+
+def test_a_packed_student_leaves_unanswered_only_the_exercises_its_members_do_not_need():
+    def cell(source, **nbgrader):
+        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": nbgrader} if nbgrader else {})
+
+    reference = nbformat.v4.new_notebook()
+    reference.cells = [
+        cell("def helper(x):\n    rng = 1\n    return x + rng", grade_id="given", locked=True),
+        cell("def first(x):\n    return helper(x)", grade_id="first", solution=True),
+        cell("rng = 2\nassert first(1) == 2", grade_id="first_tests", grade=True),
+        cell("def second(x):\n    rng = 3\n    return first(x) * rng", grade_id="second", solution=True),
+        cell("assert second(1) == 6", grade_id="second_tests", grade=True),
+        cell("def third(x):\n    return helper(x)", grade_id="third", solution=True),
+        cell("assert third(1) == 2", grade_id="third_tests", grade=True),
+    ]
+    # second needs first (it calls it); nothing needs third; a local `rng` is no dependency on first_tests
+    packed = PackedSubmission([Submission("s", {"second": "def second(x):\n    return 0"}, {"second_tests": 0})])
+    assert packed.unanswered(reference) == {"third"}
+    assert packed.scoring_zero(reference) == {"third_tests"}
