@@ -474,18 +474,40 @@ def prediction_costs(
 
 
 def mixed_precision_support() -> str:
-    """What TensorFlow's mixed precision guide expects from this device.
-
-    float16 is faster on NVIDIA GPUs with Tensor Cores (compute capability 7.0 and newer);
-    on CPUs the guide expects gains only from bfloat16 on recent Intel CPUs.
-    """
+    """What TensorFlow's mixed precision guide expects from this device (:func:`mixed_precision_expectation`)."""
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
-        return (
-            "no GPU: the guide expects no gain from float16 on a CPU (only from mixed_bfloat16 on recent "
-            "Intel CPUs); the lines below measure what this CPU does"
-        )
+        return mixed_precision_expectation(None)
     capability = tf.config.experimental.get_device_details(gpus[0]).get("compute_capability")
-    if capability and tuple(capability) >= (7, 0):
-        return f"GPU of compute capability {capability[0]}.{capability[1]}: Tensor Cores, mixed precision can help"
-    return f"GPU of compute capability {capability}: older than 7.0, no Tensor Cores, little gain expected"
+    return mixed_precision_expectation(tuple(capability) if capability else ())
+
+
+def mixed_precision_expectation(compute_capability: tuple | None) -> str:
+    """What the mixed precision guide (and Keras' mixed precision page) expect from ``mixed_float16``
+    on a CPU (``None``) or on an NVIDIA GPU of this compute capability (``()`` when unknown).
+
+    CPUs: "mixed precision will run significantly slower" (a gain only from ``mixed_bfloat16`` on
+    recent Intel CPUs); GPUs older than 7.0: "no math performance benefit", some speedup possible
+    from memory and bandwidth savings; 7.0 and newer: Tensor Cores; 8.0 (Ampere) and newer: float32
+    matrix products already use TensorFloat-32, on by default
+    (``tf.config.experimental.enable_tensor_float_32_execution``).
+    """
+    if compute_capability is None:
+        return (
+            "no GPU: the guide expects mixed_float16 to run significantly slower on a CPU (a gain only from "
+            "mixed_bfloat16 on recent Intel CPUs); the lines below measure what this CPU does"
+        )
+    if not compute_capability:
+        return "GPU of unknown compute capability: the guide expects a gain only with Tensor Cores (7.0 and newer)"
+    name = ".".join(str(part) for part in compute_capability)
+    if compute_capability < (7, 0):
+        return (
+            f"GPU of compute capability {name}: no Tensor Cores, no math gain expected; "
+            "memory and bandwidth savings can give some"
+        )
+    if compute_capability < (8, 0):
+        return f"GPU of compute capability {name}: Tensor Cores, mixed precision can help compute-bound models"
+    return (
+        f"GPU of compute capability {name}: Tensor Cores; float32 matrix products already use TensorFloat-32 "
+        "(on by default), so small models may gain nothing"
+    )

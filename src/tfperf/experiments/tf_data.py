@@ -306,6 +306,18 @@ def train_epochs(dataset, epochs: int, step: Callable[[Any, Any], Any] = device_
 CACHE_PLACES = ("none", "before augment", "after augment")
 
 
+def mapped(ds, fn, parallel: bool):
+    """``ds.map(fn)``, parallel (``num_parallel_calls=AUTOTUNE``) or one element at a time.
+
+    A plain ``map`` is not sequential: ``tf.data``'s ``map_parallelization`` optimization (on by
+    default) rewrites a map whose function is stateless into a parallel one. ``synchronous=True``
+    keeps it sequential (the ``Dataset.map`` docstring: "the map will not be parallelized at all").
+    """
+    if parallel:
+        return ds.map(fn, num_parallel_calls=AUTOTUNE)
+    return ds.map(fn, synchronous=True)
+
+
 def records_from_generator(store: SimulatedStorage):
     """``(key, raw)`` elements read one by one by a Python generator (``Dataset.from_generator``)."""
 
@@ -331,7 +343,7 @@ def build_pipeline(
 
     - ``parallel``: read with a parallel map over the keys (``num_parallel_calls=AUTOTUNE``)
       and decode/augment with parallel maps; otherwise a Python generator reads the records
-      one by one (:func:`records_from_generator`) and the maps are sequential;
+      one by one (:func:`records_from_generator`) and the maps are sequential (:func:`mapped`);
     - ``vectorized``: batch right after reading, then decode and augment whole batches;
     - ``cache``: ``"none"``, ``"before augment"`` (after decode: the right place) or
       ``"after augment"`` (the wrong place: every epoch repeats the first epoch's augmentation);
@@ -339,17 +351,16 @@ def build_pipeline(
     """
     if cache not in CACHE_PLACES:
         raise ValueError(f"cache must be one of {CACHE_PLACES}; got {cache!r}")
-    calls = AUTOTUNE if parallel else None
     if parallel:
         ds = tf.data.Dataset.range(len(store)).map(lambda key: (key, store.read(key)), num_parallel_calls=AUTOTUNE)
     else:
         ds = records_from_generator(store)
     if vectorized:
         ds = ds.batch(batch)
-    ds = ds.map(decode, num_parallel_calls=calls)
+    ds = mapped(ds, decode, parallel)
     if cache == "before augment":
         ds = ds.cache()
-    ds = ds.map(augment, num_parallel_calls=calls)
+    ds = mapped(ds, augment, parallel)
     if cache == "after augment":
         ds = ds.cache()
     if not vectorized:
@@ -530,18 +541,19 @@ def matmuls_per_ms(size: int = 64) -> float:
 def parallel_map_gain(
     kind: str, elements: int = 64, ms: float = 2.0, *, parallel_calls: int = AUTOTUNE, repeats: int = 3
 ) -> dict:
-    """Seconds to iterate ``range(elements).map(work)`` with a sequential and a parallel map.
+    """Seconds to iterate ``range(elements).map(work)`` with a sequential and a parallel map
+    (:func:`mapped`: the sequential one is kept sequential on purpose).
 
     ``work`` costs about ``ms`` milliseconds per element, of the given :data:`WORK_KINDS`.
     Returns ``kind``, ``sequential_s``, ``parallel_s`` (medians of ``repeats``) and ``speedup``.
     """
     work = _work_map(kind, ms)
 
-    def consume(calls):
-        ds = tf.data.Dataset.range(elements).map(work, num_parallel_calls=calls)
+    def consume(ds):
         return lambda: [None for _ in ds]
 
-    sequential, parallel = consume(None), consume(parallel_calls)
+    sequential = consume(mapped(tf.data.Dataset.range(elements), work, parallel=False))
+    parallel = consume(tf.data.Dataset.range(elements).map(work, num_parallel_calls=parallel_calls))
     sequential()
     parallel()
     seq_s, par_s = [], []
@@ -561,11 +573,10 @@ def vectorized_map_gain(
     :func:`augment`). Returns ``per_element_s``, ``vectorized_s`` (medians of ``repeats``, the
     two pipelines timed alternately), ``speedup`` and whether both delivered the same values.
     """
-    calls = AUTOTUNE if parallel else None
     features = np.random.default_rng().random((elements, RECORD_BYTES), dtype=np.float32)
     records = tf.data.Dataset.from_tensor_slices((tf.range(elements, dtype=tf.int64), features))
-    per_element = records.map(fn, num_parallel_calls=calls).batch(batch)
-    vectorized = records.batch(batch).map(fn, num_parallel_calls=calls)
+    per_element = mapped(records, fn, parallel).batch(batch)
+    vectorized = mapped(records.batch(batch), fn, parallel)
 
     def values(ds):
         return np.concatenate([features.numpy() for _, features in ds])

@@ -104,6 +104,7 @@ class Stage:
     python: tuple = ()  #: Python callables run by py_function / numpy_function inside
     ops: frozenset = frozenset()  #: every op type inside its functions (transitively)
     stateful: bool = False  #: whether its functions hold a stateful op (py_function, a variable read)
+    synchronous: bool = False  #: a plain ``map`` built with ``synchronous=True`` (never parallelized)
     name: str = ""  #: the node's name in the serialized graph
 
     @property
@@ -304,6 +305,7 @@ def _stage(node, nodes, library: _Library) -> Stage:
         python=tuple(python),
         ops=frozenset(ops),
         stateful=stateful,
+        synchronous="force_synchronous" in node.attr and node.attr["force_synchronous"].b,
         name=node.name,
     )
 
@@ -424,13 +426,42 @@ def runs_in_parallel(stage: Stage, options=None) -> bool:
     true for a plain ``map`` whose function is stateless when autotuning and the
     ``map_parallelization`` optimization are on (both are by default): ``tf.data``
     then rewrites it into a parallel map when an iterator is created. A function with a
-    stateful op (``tf.py_function``, a variable read, stateful random ops) is never
-    rewritten.
+    stateful op (``tf.py_function``, a variable read, stateful random ops), or a map built
+    with ``synchronous=True``, is never rewritten (``map_parallelization.cc`` skips both).
     """
     if stage.parallelism is not None and stage.parallelism != 1 and stage.kind in ("map", "interleave"):
         return True
-    if stage.op == "MapDataset" and not stage.stateful:
+    if stage.op == "MapDataset" and not stage.stateful and not stage.synchronous:
         autotune = getattr(getattr(options, "autotune", None), "enabled", None)
         parallelize = getattr(getattr(options, "experimental_optimization", None), "map_parallelization", None)
         return autotune is not False and parallelize is not False
     return False
+
+
+def rewritten_ops(dataset) -> list[str]:
+    """The dataset ops of ``dataset`` after ``tf.data``'s graph rewrites, from its source to its output.
+
+    What an iterator really runs: the static optimizations its options turn on (by default
+    ``map_parallelization``, ``map_and_batch_fusion``, ``inject_prefetch``, ...) applied by the
+    ``FinalizeDataset`` op that iterators apply too, then the rewritten graph serialized
+    (``DatasetToGraphV2``). E.g. a plain stateless ``map`` shows up as ``ParallelMapDatasetV2``.
+    """
+    tf = logs.tensorflow()
+    from tensorflow.core.framework import graph_pb2
+
+    spec = dataset.element_spec
+    finalized = tf.raw_ops.FinalizeDataset(
+        input_dataset=dataset._variant_tensor,  # noqa: SLF001 (the dataset's own variant)
+        output_types=[s.dtype for s in tf.nest.flatten(spec)],
+        output_shapes=[s.shape for s in tf.nest.flatten(spec)],
+    )
+    graph = graph_pb2.GraphDef()
+    graph.ParseFromString(tf.raw_ops.DatasetToGraphV2(input_dataset=finalized).numpy())
+    nodes = {n.name: n for n in graph.node}
+    output = next(n for n in graph.node if n.op == "_Retval")
+    chain, node = [], nodes[_node_name(output.input[0])]
+    while node is not None:
+        chain.append(node.op)
+        inputs = _dataset_inputs(node, nodes)
+        node = inputs[0] if inputs else None
+    return chain[::-1]

@@ -33,6 +33,18 @@ def test_build_classifier_is_seeded_and_mixed_precision_scales_the_loss():
     assert isinstance(keras_fit.mixed_precision_support(), str)
 
 
+def test_mixed_precision_expectation_says_what_the_guide_says_for_each_device():
+    assert "significantly slower" in keras_fit.mixed_precision_expectation(None)
+    older = keras_fit.mixed_precision_expectation((6, 0))
+    assert "no math gain" in older and "memory and bandwidth" in older
+    assert "Tensor Cores" in keras_fit.mixed_precision_expectation((7, 5))
+    assert "TensorFloat-32" not in keras_fit.mixed_precision_expectation((7, 5))
+    assert "TensorFloat-32" in keras_fit.mixed_precision_expectation((8, 6))
+    assert "unknown" in keras_fit.mixed_precision_expectation(())
+    if not tf.config.list_physical_devices("GPU"):
+        assert keras_fit.mixed_precision_support() == keras_fit.mixed_precision_expectation(None)
+
+
 def test_fit_speed_reports_reads_per_step_and_steps_per_execution_lowers_them():
     x, y = keras_fit.make_data(8 * 16)
     one = keras_fit.fit_speed(keras_fit.compile_classifier(keras_fit.build_classifier()), x, y, batch=16, epochs=2)

@@ -49,6 +49,24 @@ def test_cache_reads_each_record_once_and_stages_are_seen():
     assert not any(dataset_graph.runs_in_parallel(s) for s in naive if s.kind == "map" and s.stateful)
 
 
+def test_rewritten_ops_show_what_tf_data_runs_and_synchronous_maps_stay_sequential():
+    stateless = tf.data.Dataset.range(8).map(lambda x: x * 2)
+    assert dataset_graph.rewritten_ops(stateless)[:2] == ["RangeDataset", "ParallelMapDatasetV2"]
+    assert dataset_graph.runs_in_parallel(dataset_graph.stages(stateless)[-1])
+    kept = tf.data.Dataset.range(8).map(lambda x: x * 2, synchronous=True)
+    assert dataset_graph.rewritten_ops(kept)[:2] == ["RangeDataset", "MapDataset"]
+    assert dataset_graph.rewritten_ops(kept)[-1] == "PrefetchDataset"  # a synchronous end gets a prefetch injected
+    assert not dataset_graph.runs_in_parallel(dataset_graph.stages(kept)[-1])
+
+
+def test_the_naive_pipeline_is_sequential_and_its_end_is_fused_not_prefetched():
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    naive = dataset_graph.rewritten_ops(tf_data.build_pipeline(store, 4))
+    assert "ParallelMapDatasetV2" not in naive  # map_parallelization would otherwise parallelize decode
+    assert "MapAndBatchDataset" in naive and "PrefetchDataset" not in naive  # map_and_batch_fusion, no injection
+    assert "ParallelMapDatasetV2" in dataset_graph.rewritten_ops(tf_data.build_pipeline(store, 4, parallel=True))
+
+
 def test_parallel_map_gain_and_threads():
     sleep = tf_data.parallel_map_gain(tf_data.WORK_KINDS[0], elements=16, ms=2.0, repeats=1)
     assert sleep["sequential_s"] >= 16 * 0.002 and sleep["speedup"] > 0
