@@ -8,6 +8,7 @@ from nbclient import NotebookClient
 
 from tests.conftest import REPO, assignments
 from tfperf.authoring import notebooks as authoring
+from tfperf.runtime import as_on_gpu
 
 
 def test_notebooks_in_git_carry_no_outputs_and_are_normalized():
@@ -40,7 +41,10 @@ def test_every_notebook_opens_the_same_way(assignment):
 
 #: Cells tagged with a key must print its text when they run: a demonstration that claims
 #: to show something must really show it (e.g. TensorFlow warns at most twice per function).
-EXPECTED_OUTPUT = {"expect-retracing-warning": "triggered tf.function retracing"}
+EXPECTED_OUTPUT = {
+    "expect-retracing-warning": "triggered tf.function retracing",
+    "expect-xla-rejects-tf-print": "XLA cannot compile the printing step",
+}
 
 
 def cell_output_text(cell) -> str:
@@ -48,9 +52,13 @@ def cell_output_text(cell) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("as_on_a_gpu", [False, True], ids=["cpu", "as-on-gpu"])
 @pytest.mark.parametrize("assignment", assignments())
-def test_solution_executes_top_to_bottom_at_ci_size(assignment, monkeypatch):
+def test_solution_executes_top_to_bottom_at_ci_size(assignment, as_on_a_gpu, monkeypatch):
+    """Every cell runs, on the CPU path and, with TFPERF_AS_ON_GPU=1, the way a GPU machine runs it
+    (Keras compiles jit_compile="auto" with XLA: tfperf.runtime.as_on_gpu)."""
     monkeypatch.setenv("TFPERF_SIZE", "ci")
+    monkeypatch.setenv(as_on_gpu.ENV_VAR, "1" if as_on_a_gpu else "0")
     for path in (REPO / "solutions" / assignment).glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
         NotebookClient(
