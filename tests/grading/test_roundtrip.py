@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -66,13 +67,15 @@ def nbgrader(
     """Run nbgrader in `course`, pinned (with every kernel it starts) to `slot`'s CPUs and GPU."""
     env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"), **slot.env())
     env |= extra_env or {}
+    started = time.monotonic()
     result = subprocess.run(
         ["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=slot.pin
     )
+    took = f"# nbgrader {' '.join(args)}: {time.monotonic() - started:.1f} s\n"
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
     name = "-".join(args[:2]) + ("-as-on-gpu" if extra_env else "")
-    (course.parent / "logs" / f"{name}.log").write_text(result.stdout + result.stderr)
+    (course.parent / "logs" / f"{name}.log").write_text(took + result.stdout + result.stderr)
     return result
 
 
