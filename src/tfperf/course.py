@@ -7,7 +7,7 @@ import sys
 from importlib import metadata
 
 from tfperf.grading import guard
-from tfperf.runtime import device, logs, sizes
+from tfperf.runtime import as_on_gpu, device, logs, sizes
 
 #: The TensorFlow the course is tested with (requirements/tensorflow-*.txt pin it; a test keeps them equal).
 TESTED_TENSORFLOW = "2.21.0"
@@ -68,9 +68,12 @@ def start() -> device.DeviceInfo:
     Quiets TensorFlow's C++ logging, turns on GPU memory growth (before the GPU is
     first used), prints the device, the experiment size and any set-up problems, and
     takes the snapshot that the checks compare the kernel against (:mod:`tfperf.grading.guard`).
+    With ``TFPERF_AS_ON_GPU=1``, first makes the kernel behave as on a GPU machine where a CPU
+    can (:mod:`tfperf.runtime.as_on_gpu`).
     """
     colab_notes = prepare_colab() if device.runtime_platform() == "colab" else []
     notes = colab_notes + logs.quietly(device.enable_memory_growth)  # before the GPU is first used
+    notes += logs.quietly(as_on_gpu.apply)  # before any model is compiled, before the guard's snapshot
     info = logs.quietly(device.detect)
     print(info.summary())
     size = sizes.course_size()

@@ -3,7 +3,9 @@
 For every assignment: generate the student version, then autograde, in one run, the
 reference solution, the untouched student version and the chapter's plausible answers
 (tests/grading/submissions/<assignment>.py; answers to different exercises are packed
-into one student); then generate feedback and export grades.
+into one student); then, in a second, small run, the reference and the untouched version
+again, the way a GPU machine runs them (TFPERF_AS_ON_GPU=1: Keras compiles with XLA by
+default, tfperf.runtime.as_on_gpu); then generate feedback and export grades.
 
 Grading runs in the sandboxed kernel (tfperf.autograding.sandbox), installed for this course only.
 The course lies outside /tmp (which the sandbox replaces by its own), so the answers that
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -35,11 +38,15 @@ from tests.conftest import REPO, assignments
 from tests.grading import attacks
 from tests.grading.submission import PackedSubmission, Submission, pack
 from tfperf.classgrading import cpusets
+from tfperf.runtime import as_on_gpu
 
 pytestmark = pytest.mark.slow
 
 CELL_TIMEOUT = 90
 
+
+#: Student ids of the reference and untouched versions graded with TFPERF_AS_ON_GPU=1 start with this.
+AS_ON_GPU = "as-on-gpu-"
 
 #: For a quicker run while developing: only cases whose name contains one of these (comma-separated).
 ONLY_ENV_VAR = "TFPERF_ROUNDTRIP_ONLY"
@@ -54,15 +61,21 @@ def submissions_for(assignment: str):
     return [c for c in cases if any(part in c.name for part in only)] if only else cases
 
 
-def nbgrader(course: Path, *args: str, slot: cpusets.Slot) -> subprocess.CompletedProcess:
+def nbgrader(
+    course: Path, *args: str, slot: cpusets.Slot, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run nbgrader in `course`, pinned (with every kernel it starts) to `slot`'s CPUs and GPU."""
     env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"), **slot.env())
+    env |= extra_env or {}
+    started = time.monotonic()
     result = subprocess.run(
         ["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=slot.pin
     )
+    took = f"# nbgrader {' '.join(args)}: {time.monotonic() - started:.1f} s\n"
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
-    (course.parent / "logs" / f"{'-'.join(args[:2])}.log").write_text(result.stdout + result.stderr)
+    name = "-".join(args[:2]) + ("-as-on-gpu" if extra_env else "")
+    (course.parent / "logs" / f"{name}.log").write_text(took + result.stdout + result.stderr)
     return result
 
 
@@ -124,7 +137,7 @@ def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
     """
     wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(names)
     slots = cpusets.plan(wanted).slots
-    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (2 + len(pack(submissions_for(a)))) for a in names}
+    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (4 + len(pack(submissions_for(a)))) for a in names}
     lanes: list[list[str]] = [[] for _ in slots]
     for name in sorted(names, key=cost.get, reverse=True):
         min(lanes, key=lambda lane: sum(map(cost.get, lane))).append(name)
@@ -214,30 +227,48 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
     (root / "logs" / "slot.txt").write_text(slot.describe())
     for assignment in names:
         nbgrader(course, "generate_assignment", assignment, "--force", slot=slot)
+        as_on_a_gpu = {}
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
             candidates = {"reference": reference, "untouched": student_version}
+            as_on_a_gpu |= {(AS_ON_GPU + student, source.name): nb for student, nb in candidates.items()}
             candidates |= {
                 p.student_id: p.notebook(reference, student_version) for p in pack(submissions_for(assignment))
             }
-            for student, nb in candidates.items():
-                target = course / "submitted" / student / assignment / source.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if nb is None:  # handed in without the notebook
-                    (target.parent / "notes.txt").write_text("I forgot the notebook")
-                else:
-                    nbformat.write(nb, target)
-        before = fingerprint(root)
+            submit(course, assignment, {(student, source.name): nb for student, nb in candidates.items()})
         # A shorter cell timeout than the course's 180 s keeps the endless-loop case cheap;
         # the slowest honest graded cell takes about 10 s on an idle 2-core machine
         # (a lane has one core of it).
-        nbgrader(course, "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", slot=slot)
-        (root / "logs" / f"changed-{assignment}.txt").write_text(
-            "\n".join(sorted(k for k, v in fingerprint(root).items() if before.get(k) != v))
+        changed = autograde_unchanging(root, assignment, slot=slot)
+        # The reference and the untouched version again, graded the way a GPU machine runs them.
+        submit(course, assignment, as_on_a_gpu)
+        changed += autograde_unchanging(
+            root, assignment, f"--student={AS_ON_GPU}*", slot=slot, extra_env={as_on_gpu.ENV_VAR: "1"}
         )
+        (root / "logs" / f"changed-{assignment}.txt").write_text("\n".join(sorted(changed)))
         nbgrader(course, "generate_feedback", assignment, "--force", slot=slot)
     nbgrader(course, "export", slot=slot)
+
+
+def submit(course: Path, assignment: str, notebooks: dict[tuple[str, str], nbformat.NotebookNode | None]) -> None:
+    """Hand in each (student, notebook name) -> notebook; None: handed in without the notebook."""
+    for (student, name), nb in notebooks.items():
+        target = course / "submitted" / student / assignment / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if nb is None:
+            (target.parent / "notes.txt").write_text("I forgot the notebook")
+        else:
+            nbformat.write(nb, target)
+
+
+def autograde_unchanging(root: Path, assignment: str, *args: str, **options) -> list[str]:
+    """Autograde `assignment`; returns the course files that grading changed (it must change none)."""
+    before = fingerprint(root)
+    nbgrader(
+        root / "autograde", "autograde", assignment, "--force", f"--Execute.timeout={CELL_TIMEOUT}", *args, **options
+    )
+    return [k for k, v in fingerprint(root).items() if before.get(k) != v]
 
 
 def grades(courses: GradedCourses, assignment: str, student: str) -> dict[str, tuple[float, float]]:
@@ -298,17 +329,26 @@ def test_submission_names_are_distinct_student_ids():
     for assignment in assignments():
         ids = [s.student_id for s in submissions_for(assignment)]
         assert len(set(ids)) == len(ids) and not {"reference", "untouched"} & set(ids), assignment
+        assert not [i for i in ids if i.startswith(AS_ON_GPU)], assignment
 
 
+#: Graded as on a CPU, and the way a GPU machine runs the course (TFPERF_AS_ON_GPU=1).
+PATHS = pytest.mark.parametrize("path", ["", AS_ON_GPU], ids=["cpu", "as-on-gpu"])
+
+
+@PATHS
 @pytest.mark.parametrize("assignment", assignments())
-def test_reference_scores_full_marks(graded_course, assignment):
-    scores = grades(graded_course, assignment, "reference")
+def test_reference_scores_full_marks(graded_course, assignment, path):
+    scores = grades(graded_course, assignment, path + "reference")
     assert scores and all(got == full for got, full in scores.values()), scores
 
 
 #: Cells tagged with a key must print its text when they run: a demonstration that claims
 #: to show something must really show it (e.g. TensorFlow warns at most twice per function).
-EXPECTED_OUTPUT = {"expect-retracing-warning": "triggered tf.function retracing"}
+EXPECTED_OUTPUT = {
+    "expect-retracing-warning": "triggered tf.function retracing",
+    "expect-xla-rejects-tf-print": "XLA cannot compile the printing step",
+}
 
 
 def autograded_notebooks(courses: GradedCourses, assignment: str, student: str) -> list[nbformat.NotebookNode]:
@@ -350,18 +390,33 @@ def test_execution_problems_are_found():
     ]
 
 
+@PATHS
 @pytest.mark.parametrize("assignment", assignments())
-def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment):
-    """The reference notebook, run whole at the small size in nbgrader's kernel: the chapter's execution test."""
-    notebooks = autograded_notebooks(graded_course, assignment, "reference")
+def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment, path):
+    """The reference notebook, run whole at the small size in nbgrader's kernel, on the CPU path and the
+    way a GPU machine runs it: the chapter's execution test."""
+    notebooks = autograded_notebooks(graded_course, assignment, path + "reference")
     assert notebooks, f"no autograded reference notebook for {assignment}"
     assert [p for nb in notebooks for p in execution_problems(nb)] == []
 
 
+@PATHS
 @pytest.mark.parametrize("assignment", assignments())
-def test_untouched_student_version_scores_zero_everywhere(graded_course, assignment):
-    scores = grades(graded_course, assignment, "untouched")
+def test_untouched_student_version_scores_zero_everywhere(graded_course, assignment, path):
+    scores = grades(graded_course, assignment, path + "untouched")
     assert scores and all(got == 0 for got, _ in scores.values()), scores
+
+
+def test_as_on_a_gpu_keras_compiled_with_xla_in_the_grading_kernel(graded_course):
+    """The switch reached the sandboxed kernel: its setup cell printed the note of as_on_gpu.apply."""
+    for assignment in assignments():
+        course = graded_course.root(assignment) / "autograde"
+        for path, expected in (("", False), (AS_ON_GPU, True)):
+            graded = next((course / "autograded" / f"{path}reference" / assignment).glob("*.ipynb"))
+            printed = "".join(
+                o.get("text", "") for c in nbformat.read(graded, as_version=4).cells for o in c.get("outputs", [])
+            )
+            assert (f"{as_on_gpu.ENV_VAR} is set" in printed) is expected, (assignment, path)
 
 
 CASES = [(a, s) for a in assignments() for s in submissions_for(a)]

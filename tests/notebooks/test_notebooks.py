@@ -37,6 +37,7 @@ def test_every_notebook_opens_the_same_way(assignment):
         assert "course.start()" in setup.source
 
 
-# Every reference notebook is executed top to bottom, at the small size, by the nbgrader round trip
+# Every reference notebook is executed top to bottom, at the small size, on the CPU path and as on a GPU
+# (TFPERF_AS_ON_GPU=1), by the nbgrader round trip
 # (tests/grading/test_roundtrip.py::test_reference_runs_top_to_bottom_without_errors): executing it here too
 # proved the same thing twice, for minutes of CI.

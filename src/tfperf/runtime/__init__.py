@@ -4,6 +4,8 @@
 - ``logs``: TensorFlow imported quietly; ``captured_stderr()`` (Python, file-descriptor level,
   warnings, logging) keeps graded cells' stderr clean; the noise pattern nbgrader ignores.
 - ``sizes``: the ``TFPERF_SIZE`` switch (``full`` / ``ci``), ``pick(full=, ci=)``, sweep ladders.
+- ``as_on_gpu``: the ``TFPERF_AS_ON_GPU`` switch: Keras's ``jit_compile="auto"`` resolved as on a GPU
+  machine (XLA); ``tfperf.course.start()`` applies it.
 - ``device``: ``detect()``, ``device_class()``, ``compute_device()``, ``enable_memory_growth()``,
   ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
 """
