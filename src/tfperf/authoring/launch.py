@@ -41,7 +41,8 @@ except ModuleNotFoundError:  # not installed
         here = pathlib.Path.cwd().resolve()
         src = next((p / "src" for p in (here, *here.parents) if (p / "src" / "tfperf").is_dir()), None)
         if src is None:
-            raise ModuleNotFoundError("The course library 'tfperf' is not installed: see README.md, section 'Running the course'.")
+            raise ModuleNotFoundError("The course library 'tfperf' is not installed: "
+                                      "see README.md, section 'Running the course'.")
         sys.path.insert(0, str(src))
 from tfperf import course
 info = course.start()"""
