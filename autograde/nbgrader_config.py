@@ -49,8 +49,10 @@ try:
 except OSError:  # a read-only checkout (a sandboxed grader): Release and Collect are not needed there
     pass
 
-# Student versions: a solution region becomes this stub. Run as it is, it says what to do; a Check
-# cell that calls an unwritten function says "... is not written yet. Reread the section ...".
+# Student versions: a solution region becomes this stub. Inside a function, a Check cell that calls it
+# says "... is not written yet. Reread the section ..."; at the top level of a cell, `make student`
+# (tfperf.authoring.notebooks.with_placeholders) makes it placeholders for the names the answer defines,
+# which the Check cells report the same way (instead of a NameError), and the cell runs quietly.
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("Not written yet: replace this line with your answer '
     '(the exercise says what to write and which section to reread).")'

@@ -138,3 +138,32 @@ def test_a_check_cell_on_the_untouched_exercise_shows_a_short_message(page, lear
     assert 'Reread the section "2. Dtypes do not mix".' in shown
     assert "Traceback" not in shown and "tfperf" not in shown and "File " not in shown
     assert len(shown.strip().splitlines()) <= 3
+
+
+def test_a_reopened_notebook_still_shows_the_panel_and_its_last_plot(page, learner_lab, artifacts):
+    # Run the panel, save, then open the notebook again with a new kernel (as after a restart of
+    # `make lab`): the saved notebook must show the panel and its plot, with no widget error.
+    notebook = "01_tensors/tensors_and_devices.ipynb"
+    nb = NotebookPage(page, learner_lab, notebook).open()
+    panel_cell = nb.index(containing="ExperimentPanel(")
+    nb.run_all_above(panel_cell)
+    nb.run(panel_cell)
+    panel = nb.cell(panel_cell).locator(".jp-OutputArea .widget-vbox").first
+    panel.wait_for(timeout=30_000)
+    panel.locator("button", has_text="Run").click()
+    wait_for_run(panel, 1)
+    panel.locator(".widget-output img").first.wait_for(timeout=60_000)
+    page.evaluate("""async () => { await jupyterapp.commands.execute('docmanager:save');
+        await jupyterapp.serviceManager.sessions.shutdownAll(); }""")
+
+    nb = NotebookPage(page, learner_lab, notebook).open()  # a fresh page and a new kernel
+    output = nb.cell(panel_cell).locator(".jp-OutputArea").first
+    output.scroll_into_view_if_needed()
+    deadline = time.time() + 30  # widgets render a moment after the notebook
+    while output.locator("img").count() == 0 or nb.widget_failures():
+        if time.time() > deadline:
+            break
+        page.wait_for_timeout(500)
+    output.screenshot(path=str(artifacts / "01_tensors-panel-after-reopening.png"))
+    assert nb.widget_failures() == []
+    assert output.locator("img").count() >= 1, "the last plot is gone from the reopened notebook"

@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -398,6 +399,63 @@ def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment, 
     notebooks = autograded_notebooks(graded_course, assignment, path + "reference")
     assert notebooks, f"no autograded reference notebook for {assignment}"
     assert [p for nb in notebooks for p in execution_problems(nb)] == []
+
+
+#: What IPython shows for the course's own short failures (GradingFailure._render_traceback_).
+SHORT_ERRORS = ("GradingFailure", "NotWritten")
+
+
+def untouched_problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What a learner would meet in the untouched notebook ``nb`` (run whole) other than one short
+    "... is not written yet. Reread the section ..." per Check cell: a traceback anywhere, an error
+    outside a Check, a Check that passed."""
+    problems = []
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if not cell.metadata.get("nbgrader", {}).get("grade"):
+            problems += [f"{cell.id}: {e.ename}: {e.evalue}" for e in errors]
+            continue
+        if len(errors) != 1:
+            problems.append(f"{cell.id}: an untouched Check passed or showed no error")
+            continue
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(errors[0].get("traceback", [])))
+        if (
+            errors[0].ename not in SHORT_ERRORS
+            or "not written yet" not in shown
+            or "reread" not in shown.lower()
+            or "Traceback" in shown
+            or len(shown.splitlines()) > 3
+        ):
+            problems.append(f"{cell.id}: {errors[0].ename}:\n{shown}")
+    return problems
+
+
+def test_untouched_problems_are_found():
+    def check(cell_id, ename, traceback):
+        cell = nbformat.v4.new_code_cell("check()", id=cell_id, metadata={"nbgrader": {"grade": True}})
+        cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue="", traceback=traceback)]
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("raise NotImplementedError()", id="answer")
+    answer.outputs = [nbformat.v4.new_output("error", ename="NotImplementedError", evalue="", traceback=[])]
+    nb.cells = [
+        answer,
+        check("short", "GradingFailure", ["predict is not written yet. Reread the section '4. Retracing'."]),
+        check("raw", "NameError", ["Traceback (most recent call last)", "NameError: name 'predict' is not defined"]),
+        nbformat.v4.new_code_cell("check()", id="passed", metadata={"nbgrader": {"grade": True}}),
+    ]
+    assert [p.split(":")[0] for p in untouched_problems(nb)] == ["answer", "raw", "passed"]
+
+
+@PATHS
+@pytest.mark.parametrize("assignment", assignments())
+def test_untouched_shows_only_not_written_yet(graded_course, assignment, path):
+    """The student notebook as a learner first meets it, run whole by nbgrader: every Check says, in one
+    short line, that the answer is not written yet and which section to reread; nothing else fails."""
+    notebooks = autograded_notebooks(graded_course, assignment, path + "untouched")
+    assert notebooks, f"no autograded untouched notebook for {assignment}"
+    assert [p for nb in notebooks for p in untouched_problems(nb)] == []
 
 
 @PATHS

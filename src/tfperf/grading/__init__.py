@@ -22,7 +22,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``train_steps``: host reads inside a Keras training step; Keras untouched.
 """
 
-from tfperf.grading.calls import GradingFailure, call
+from tfperf.grading.calls import GradingFailure, NotWritten, call, not_written
 from tfperf.grading.classifiers import (
     assert_accuracy_at_least,
     assert_loss_matches_output,
@@ -41,6 +41,7 @@ from tfperf.grading.train_steps import assert_keras_pristine, assert_no_host_rea
 
 __all__ = [
     "GradingFailure",
+    "NotWritten",
     "RECORD_ENV_VAR",
     "assert_accuracy_at_least",
     "assert_keras_pristine",
@@ -49,6 +50,7 @@ __all__ = [
     "assert_no_host_reads_in_train_step",
     "assert_probabilities",
     "call",
+    "not_written",
     "predictions",
     "assert_host_syncs_at_most",
     "assert_prints_at_most",

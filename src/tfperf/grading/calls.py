@@ -21,6 +21,33 @@ class GradingFailure(AssertionError):
         return [f"\x1b[0;31mCheck failed:\x1b[0m {lines[0]}", *lines[1:]]
 
 
+class NotWritten(NotImplementedError):
+    """An answer that is not written yet: raised by the placeholder :func:`not_written` puts in its place.
+
+    Shown like :class:`GradingFailure`, as its message alone.
+    """
+
+    def __init__(self, name: str, section: str | None = None):
+        super().__init__(f"{name} is not written yet.{reread(section)}")
+        self.name = name
+
+    _render_traceback_ = GradingFailure._render_traceback_
+
+
+def not_written(name: str, section: str | None = None) -> Callable[..., Any]:
+    """A placeholder for the answer ``name`` in an untouched student notebook: calling it raises :class:`NotWritten`.
+
+    The student versions define one for each name a top-level answer cell must define
+    (:mod:`tfperf.authoring.notebooks`), so that its Check says "not written yet" instead of a ``NameError``.
+    """
+
+    def placeholder(*args: Any, **kwargs: Any) -> Any:
+        raise NotWritten(name, section)
+
+    placeholder.__name__ = placeholder.__qualname__ = name
+    return placeholder
+
+
 def reread(section: str | None) -> str:
     return f'\nReread the section "{section}".' if section else ""
 
@@ -58,6 +85,10 @@ def call_capturing(
         raise
     except Exception as err:  # the learner's bug, reported as a failure of this check
         hint = explain(err)
+        if isinstance(err, NotWritten):
+            raise GradingFailure(
+                str(err) if section is None else f"{err.name} is not written yet.{reread(section)}"
+            ) from None
         if isinstance(err, NotImplementedError) and not hint:
             raise GradingFailure(
                 f"{who} is not written yet (it raises NotImplementedError).{reread(section)}"

@@ -9,6 +9,7 @@ draws any number of runs; :func:`show` makes the figure and shows it (and, when
 from __future__ import annotations
 
 import json
+import math
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -95,11 +96,12 @@ def plot_lines(
     label_prefix: str = "",
     logx: bool = False,
     logy: bool = False,
+    integer_x: bool = False,
     linestyle: str = "-",
     xlabel: str | None = None,
     ylabel: str | None = None,
 ) -> None:
-    """One line per value of ``group``: ``y`` against ``x``, points in ``x`` order."""
+    """One line per value of ``group``: ``y`` against ``x``, points in ``x`` order (``integer_x``: ``x`` is a count)."""
     lines: dict[Any, list[tuple[float, float]]] = {}
     for r in records:
         lines.setdefault(r[group], []).append((r[x], r[y]))
@@ -109,7 +111,7 @@ def plot_lines(
         ax.plot(xs, ys, marker="o", linestyle=linestyle, color=group_color(ax, name), label=f"{label_prefix}{name}")
     if logx:
         ax.set_xscale("log")
-        _plain_numbers(ax.xaxis)
+        _plain_numbers(ax.xaxis, integer=integer_x)
     if logy:
         ax.set_yscale("log")
         _plain_numbers(ax.yaxis)
@@ -144,19 +146,64 @@ def legend(ax, runs: Sequence[Run], **kwargs: Any) -> None:
     ax.legend(handles=handles, **kwargs)
 
 
-class _PlainLogFormatter(ticker.LogFormatter):
-    """Matplotlib's choice of which log ticks to label, written 0.06 rather than 6e-02."""
+#: Labelled ticks per decade, sparsest first: a log axis takes the densest that keeps its labels few.
+_LOG_TICK_STEPS = (
+    (1.0,),
+    (1.0, 3.0),
+    (1.0, 2.0, 5.0),
+    (1.0, 1.5, 2.0, 3.0, 5.0, 7.0),
+    (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0),
+)
 
-    def _num_to_string(self, x, vmin, vmax):
-        return f"{x:g}"
+
+class _ReadableLogLocator(ticker.Locator):
+    """Ticks of a log axis at 1, 2, 5 (or fewer, or more) times powers of ten: always at least two labelled
+    values inside the axis, however little it spans, and at most ``most`` of them. On an ``integer`` axis
+    (a count), only whole numbers."""
+
+    def __init__(self, *, most: int = 6, integer: bool = False):
+        self.most, self.integer = most, integer
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, vmin, vmax):
+        vmin, vmax = sorted((vmin, vmax))
+        if not vmax > 0:
+            return []
+        vmin = max(vmin, vmax * 1e-12)
+        first, last = math.floor(math.log10(vmin)), math.ceil(math.log10(vmax))
+        best: list[float] = []
+        for subs in _LOG_TICK_STEPS:
+            ticks = [
+                float(f"{m * 10.0**e:.12g}")
+                for e in range(first, last + 1)
+                for m in subs
+                if vmin <= m * 10.0**e <= vmax * (1 + 1e-9)
+            ]
+            if self.integer:
+                ticks = [t for t in ticks if t >= 1 and t == round(t)]
+            if len(ticks) > self.most and len(best) >= 2:
+                break
+            best = ticks
+            if len(ticks) > self.most:  # even one tick a decade is too many: every n-th decade
+                stride = math.ceil(len(ticks) / self.most)
+                best = ticks[::stride]
+                break
+        return best
 
 
-def _plain_numbers(axis) -> None:
-    """Label a log axis with plain numbers (0.01, 0.1, 1), minor ticks too when it spans little
-    (with a tick at 1.5 as well, so that an axis from 0.08 to 0.19 is not labelled at its lower end only)."""
-    axis.set_minor_locator(ticker.LogLocator(subs=(1.5, 2, 3, 4, 5, 6, 7, 8, 9)))
-    axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
+def _plain_number(x: float, _pos: Any = None) -> str:
+    """0.06, 1.5, 20, 3,000, 100,000: never 6e-02 or 10^5."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:g}"
+
+
+def _plain_numbers(axis, *, integer: bool = False) -> None:
+    """Label a log axis with plain numbers at readable places (:class:`_ReadableLogLocator`), other ticks unlabelled."""
+    axis.set_major_locator(_ReadableLogLocator(integer=integer))
+    axis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+    axis.set_minor_locator(ticker.LogLocator(subs="all"))
+    axis.set_minor_formatter(ticker.NullFormatter())
 
 
 def plot_bars(ax, labels: Sequence[str], values: Sequence[float], *, ylabel: str, annotate: str = "{:.3g}") -> None:
@@ -215,8 +262,8 @@ def plot_grouped_barh(
     ax.set_xlim(0, largest * 1.45)  # room for the notes
     ax.set_xlabel(xlabel)
     ax.grid(True, axis="x", alpha=0.3)
-    if n > 1:
-        ax.legend(fontsize=8, loc="lower right")
+    if n > 1:  # below the axis, never over a bar's note
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=n, frameon=False)
 
 
 def plot_busy_timeline(

@@ -4,14 +4,28 @@
 learner does not have yet is copied into ``my-work/`` (git-ignored); existing copies are
 left exactly as they are, so pulling a new version of the course, or regenerating
 ``notebooks/``, cannot lose a learner's answers.
+
+A copy leaves out the "Open in Colab" badge of the published notebook: the learner already
+runs it, and offline the badge is a broken image.
 """
 
 from __future__ import annotations
 
-import shutil
+import re
 from pathlib import Path
 
+import nbformat
+
 WORK_DIR = "my-work"
+#: The "Open in Colab" badge line that ``python -m tfperf.authoring launch`` puts first in a notebook.
+COLAB_BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)\n?")
+
+
+def without_launch_badge(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without the Colab badge at the top of its first cell."""
+    if nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = COLAB_BADGE_LINE.sub("", nb.cells[0].source).lstrip("\n")
+    return nb
 
 
 def prepare(root: Path, work_dir: str = WORK_DIR) -> tuple[list[Path], list[Path]]:
@@ -28,6 +42,6 @@ def prepare(root: Path, work_dir: str = WORK_DIR) -> tuple[list[Path], list[Path
             kept.append(destination)
             continue
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(notebook, destination)
+        nbformat.write(without_launch_badge(nbformat.read(notebook, as_version=4)), destination)
         copied.append(destination)
     return copied, kept

@@ -268,6 +268,7 @@ def plot(ax, timeline: Timeline, *, title: str | None = None, span_colors: dict[
     ax.set_ylim(-0.8, 1.8 + lanes)
     ax.set_xlabel("time (s)")
     ax.set_xlim(left=0)
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles = [
@@ -275,6 +276,10 @@ def plot(ax, timeline: Timeline, *, title: str | None = None, span_colors: dict[
         Patch(color=COLORS["step"], label="training step"),
         Patch(color=COLORS["ready"], label="element ready"),
     ]
+    if timeline.elements:
+        handles.append(Line2D([], [], color="0.6", linewidth=0.6, label="ready until received"))
+    if timeline.epochs[1:]:
+        handles.append(Line2D([], [], color="0.3", linestyle=":", linewidth=1, label="a new epoch starts"))
     handles += [Patch(color=c, label=n) for n, c in span_colors.items()]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title or timeline.summary(), fontsize=9)

@@ -197,3 +197,10 @@ def test_the_setup_cell_on_a_simulated_colab_runtime(tmp_path, colab_tensorflow)
     assert " on Google Colab. Computing on " in out.stdout
     if "Computing on CPU only" in out.stdout:
         assert "Runtime > Change runtime type" in out.stdout
+
+
+@pytest.mark.parametrize("path", STUDENT_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_no_line_of_the_setup_cell_runs_off_the_cell(path):
+    # JupyterLab does not wrap code: a line longer than the course's line length (ruff's, 120) runs off the cell.
+    setup = next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == "setup")
+    assert [line for line in setup.source.splitlines() if len(line) > 120] == []

@@ -84,3 +84,51 @@ def test_plot_accepts_runs():
     eg.plot_step_throughput(fig, [Run("a", {}, records), Run("b", {}, records)])
     assert len(fig.axes) == 2
     plt.close(fig)
+
+
+def _labelled_ticks(axis) -> list[float]:
+    """The values a reader can read off ``axis``: labelled ticks inside its limits."""
+    low, high = sorted(axis.get_view_interval())
+    ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+    labels = [t.label1.get_text() for t in ticks if t.label1.get_visible()]
+    values = [float(text.replace(",", "")) for text in labels if text]
+    return sorted(v for v in values if low <= v <= high)
+
+
+@pytest.mark.parametrize(
+    "widths, speedups, examples_per_s",
+    [
+        ([16, 32, 64], [2.4, 2.0, 1.6], [30_000, 60_000, 90_000]),  # the ci size's sweep
+        ([16, 64, 256, 1024], [3.1, 2.2, 1.3, 1.05], [150_000, 120_000, 40_000, 4_000]),  # the full size's
+    ],
+)
+def test_step_throughput_plot_has_readable_values_on_its_log_axes(widths, speedups, examples_per_s):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfperf.lesson import plots
+
+    records = []
+    for width, speedup, eager in zip(widths, speedups, examples_per_s):
+        for mode, factor in (("eager", 1.0), ("graph", speedup), ("graph + XLA", speedup * 0.9)):
+            records.append(
+                {
+                    "width": width,
+                    "batch": 32,
+                    "mode": mode,
+                    "examples_per_s": eager * factor,
+                    "speedup_vs_eager": factor,
+                }
+            )
+    fig = plt.figure(figsize=plots.FIGSIZE, layout="constrained")
+    eg.plot_step_throughput(fig, [plots.Run("this run", records=records)])
+    fig.canvas.draw()
+    ax_tp, ax_speed = fig.axes[:2]
+    speed_values = _labelled_ticks(ax_speed.yaxis)
+    assert len(speed_values) >= 3, speed_values
+    assert 1.0 in speed_values  # where the graph stops winning
+    assert max(speed_values) >= 0.75 * max(speedups)  # labels along the whole axis, not only at its bottom
+    assert len(_labelled_ticks(ax_tp.yaxis)) >= 3, _labelled_ticks(ax_tp.yaxis)
+    plt.close(fig)

@@ -161,3 +161,26 @@ def test_host_reads_between_steps_are_counted_per_call():
     with host_syncs.counting() as syncs:
         model.fit(x, y, batch_size=32, verbose=0)
     assert syncs.kinds["bool() or a Python if/while on a tensor"] == 6  # has_value() per call
+
+
+@pytest.mark.parametrize("ns", [(1, 2), (1, 16), (1, 4, 16, 64)])
+def test_fit_throughput_plot_labels_n_with_whole_numbers(ns):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tests.unit.lesson.test_plots import labelled_ticks
+    from tfperf.lesson import plots
+
+    records = [
+        {"steps_per_execution": n, "samples_per_s": 1000.0 * n**0.3, "batch": 32, "jit_compile": False, "width": 32}
+        for n in ns
+    ]
+    fig = plt.figure(figsize=plots.FIGSIZE, layout="constrained")
+    keras_fit.plot_fit_throughput(fig, [plots.Run("this run", records=records)])
+    fig.canvas.draw()
+    for ax in fig.axes:
+        shown = [label.get_text() for label in labelled_ticks(ax.xaxis)]
+        assert shown and all(float(text) == int(float(text)) for text in shown), shown
+    plt.close(fig)

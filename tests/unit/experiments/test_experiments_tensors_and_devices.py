@@ -26,3 +26,26 @@ def test_copy_costs_returns_one_record_per_setting_with_progress():
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="Unknown strategy"):
         copies.loop_for("teleport", copies.make_array(0.01), 1)
+
+
+@pytest.mark.parametrize("largest_mb", [16.0, 64.0])  # the ci size's sweep, the full size's
+def test_copy_cost_plot_labels_do_not_overlap(largest_mb):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tests.unit.lesson.test_plots import overlapping_labels
+    from tfperf.lesson import plots
+    from tfperf.runtime import sizes
+
+    records = [
+        {"size_mb": mb, "strategy": strategy, "ms_per_step": 0.1 + mb * factor, "gb_per_s": mb / (0.1 + mb * factor)}
+        for mb in sizes.ladder_to(largest_mb, smallest=0.01)
+        for strategy, factor in zip(copies.STRATEGIES, (0.05, 0.01, 0.4))
+    ]
+    fig = plt.figure(figsize=plots.FIGSIZE, layout="constrained")
+    copies.plot_copy_costs(fig, [plots.Run("this run", records=records)])
+    fig.canvas.draw()
+    assert overlapping_labels(fig) == []
+    plt.close(fig)

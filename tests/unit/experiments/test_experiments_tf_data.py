@@ -174,3 +174,49 @@ def test_vectorized_map_gain_times_both_orders_on_the_same_values():
         assert r["same_values"] and r["function"] == fn.__name__
         assert r["per_element_s"] > 0 and r["vectorized_s"] > 0
         assert r["speedup"] == pytest.approx(r["per_element_s"] / r["vectorized_s"])
+
+
+def _two_runs_with_a_timeline():
+    from tfperf.lesson import plots
+    from tfperf.measure.pipeline_timeline import Timeline
+
+    names = ["naive", "parallel", "parallel + cache before augment", "parallel + cache before augment + prefetch"]
+    runs = []
+    for label, scale in (("run 1", 1.0), ("run 2", 1.3)):
+        records = [
+            {"pipeline": name, "epoch": epoch, "elements_per_s": scale * (200 + 400 * i) * (1 + epoch * (i > 1))}
+            for i, name in enumerate(names)
+            for epoch in range(3)
+        ]
+        elements = [
+            {"epoch": e, "index": k, "ready": e * 0.5 + k * 0.1 - 0.02, "requested": e * 0.5 + k * 0.1}
+            | {"delivered": e * 0.5 + k * 0.1 + 0.05, "step_end": e * 0.5 + k * 0.1 + 0.09}
+            for e in range(2)
+            for k in range(4)
+        ]
+        records[-1]["timeline"] = Timeline(elements=elements, epochs=[(0.0, 0.45), (0.5, 0.95)])
+        runs.append(plots.Run(label, records=records))
+    return runs
+
+
+def test_pipeline_plot_legends_hide_no_bar_note_and_name_every_line():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfperf.lesson import plots
+
+    fig = plt.figure(figsize=plots.FIGSIZE, layout="constrained")
+    tf_data.plot_pipeline_runs(fig, _two_runs_with_a_timeline())
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax_bars, ax_time = fig.axes[:2]
+    legend = ax_bars.get_legend().get_window_extent(renderer)
+    notes = [t for t in ax_bars.texts if t.get_text()]
+    assert len(notes) == 16
+    assert [t.get_text() for t in notes if t.get_window_extent(renderer).overlaps(legend)] == []
+    entries = [t.get_text() for t in ax_time.get_legend().get_texts()]
+    assert "a new epoch starts" in entries  # the dotted lines
+    assert "ready until received" in entries  # the grey lines
+    plt.close(fig)

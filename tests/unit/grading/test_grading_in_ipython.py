@@ -76,16 +76,30 @@ def test_an_unwritten_function_leads_to_not_written_yet_and_the_section(kernel):
     assert "Traceback" not in shown and "tfperf" not in shown
 
 
-def test_an_untouched_answer_cell_says_it_is_not_written_yet(kernel):
-    # The stub nbgrader writes into the student version (ClearSolutions.code_stub), run as the learner gets it.
+def test_an_untouched_answer_cell_runs_quietly_and_its_check_says_not_written_yet(kernel):
+    # The student version of an answer that defines its names at the top level (tfperf.authoring.notebooks):
+    # the cell runs (Run All goes on to the Check), and a Check that uses a name says it is not written yet.
     nb = nbformat.read(REPO / "notebooks" / "02_eager_vs_graph" / "eager_vs_graph.ipynb", as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "predict")
     assert 'section 4, "Retracing"' in cell.source  # the answer cell names the section to reread
-    reply, outputs = execute(kernel, cell.source)
+    reply, outputs = execute(kernel, "import tensorflow as tf\nfrom tfperf import grading\n" + cell.source)
+    assert reply["status"] == "ok", outputs
+    reply, outputs = execute(
+        kernel,
+        "grading.check_function(predict, (tf.ones([1, 64]), 3), None, what='predict(x, 3)', section='4. Retracing')",
+    )
     shown = the_error(reply, outputs)
-    assert reply["ename"] == "NotImplementedError"
-    assert "Not written yet: replace this line with your answer" in shown
-    assert "tfperf" not in shown and "site-packages" not in shown  # only the cell's own line
+    assert shown.startswith("Check failed: predict is not written yet.")
+    assert 'Reread the section "4. Retracing".' in shown and "Traceback" not in shown
+
+
+def test_a_placeholder_used_outside_a_check_says_not_written_yet_in_one_line(kernel):
+    reply, outputs = execute(
+        kernel, "from tfperf import grading\nFixedModel = grading.not_written('FixedModel')\nFixedModel(3)"
+    )
+    shown = the_error(reply, outputs)
+    assert reply["ename"] == "NotWritten"
+    assert shown.startswith("Check failed: FixedModel is not written yet") and len(shown.splitlines()) == 1
 
 
 def test_other_errors_keep_their_traceback(kernel):

@@ -127,3 +127,36 @@ def test_a_log_axis_spanning_little_is_labelled_along_its_length():
         if t.get_text() and low <= float(t.get_text()) <= high
     ]
     assert min(shown) < 0.1 < 0.15 <= max(shown)  # labels below and well above 0.1, not only at the bottom
+
+
+def labelled_ticks(axis) -> list:
+    """The tick labels a reader sees on ``axis``: non-empty, inside the axis's limits."""
+    low, high = sorted(axis.get_view_interval())
+    ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+    return [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text() and low <= t.get_loc() <= high]
+
+
+def overlapping_labels(fig) -> list[tuple[str, str]]:
+    """Pairs of tick labels of one axis of ``fig`` that, drawn, stand less than a character's width
+    apart (they read as one: "10 15")."""
+    renderer = fig.canvas.get_renderer()
+    pairs = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = labelled_ticks(axis)
+            pad = [renderer.points_to_pixels(label.get_fontsize()) / 2 for label in labels]
+            boxes = [label.get_window_extent(renderer).padded(p) for label, p in zip(labels, pad)]
+            for i in range(len(boxes)):
+                for j in range(i + 1, len(boxes)):
+                    if boxes[i].overlaps(boxes[j]):
+                        pairs.append((labels[i].get_text(), labels[j].get_text()))
+    return pairs
+
+
+def test_a_log_axis_of_counts_labels_whole_numbers_only():
+    fig, (ax,) = plots.new_figure(1)
+    records = [{"n": n, "v": 100.0 * n**0.5, "kind": "a"} for n in (1, 2)]
+    plots.plot_lines(ax, records, x="n", y="v", group="kind", logx=True, logy=True, integer_x=True)
+    fig.canvas.draw()
+    shown = [label.get_text() for label in labelled_ticks(ax.xaxis)]
+    assert shown and all(float(text) == int(float(text)) for text in shown), shown
