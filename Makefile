@@ -44,9 +44,11 @@ lab: venv
 	JUPYTER_CONFIG_PATH="$(LEARNER_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) my-work/
 
 # Instructors: nbgrader reads autograde/nbgrader_config.py from the working directory; the server's
-# root is the checkout, so Formgrader's links to ../solutions and ../notebooks open real files.
+# root is the checkout, so Formgrader's links to ../solutions and ../notebooks open real files;
+# tools/jupyterlab/instructor opens Formgrader's folder links in JupyterLab (tfperf.autograding.formgrader).
+INSTRUCTOR_CONFIG := $(CURDIR)/tools/jupyterlab/instructor$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
 instructor: venv
-	cd autograde && $(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=.. --ServerApp.default_url=/lab/tree/autograde
+	cd autograde && JUPYTER_CONFIG_PATH="$(INSTRUCTOR_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=.. --ServerApp.default_url=/lab/tree/autograde
 
 test: venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
