@@ -101,23 +101,35 @@ os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
 if sys.argv[1:2] == ["autograde"]:
     sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
 
+
+def importable(cls: type) -> str:
+    """A preprocessor by its import name: nbconvert imports it from that, and the configuration stays JSON
+    (Formgrader shows it in its "Current configuration" panel; classes garbled it there)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
 # notebook only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata]
+c.Autograde.sanitize_preprocessors = [
+    importable(p) for p in (ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata)
+]
 # After running a submission, its answer cells are screened statically (tfperf.autograding.screening): an
 # answer that changes the grading (module attributes, kernel hooks, threads, the environment,
 # given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
 # goes to reports/screen.jsonl. Set c.ScreenAnswers.penalize = False to report without zeroing.
 c.Autograde.autograde_preprocessors = [
-    GradingExecute,
-    IgnorePattern,
-    ScreenAnswers,
-    ClearMetadataPreprocessor,
-    LimitOutput,
-    SaveAutoGrades,
-    AssignLatePenalties,
-    CheckCellMetadata,
+    importable(p)
+    for p in (
+        GradingExecute,
+        IgnorePattern,
+        ScreenAnswers,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    )
 ]
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
 # nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the

@@ -49,7 +49,14 @@ def test_formgrader_lists_the_assignments_and_its_links_open_real_folders(page, 
     page.goto(instructor_lab.page_url("formgrader/manage_assignments"))
     rows = page.locator("tr", has=page.locator("a:has(.glyphicon-search)"))  # one row per assignment
     rows.first.wait_for(timeout=60_000)
+    # Formgrader's "Current configuration" panel shows the configuration as JSON
+    page.get_by_text("Current configuration").click()
+    shown = page.locator("#collapseConfig pre")
+    shown.wait_for()
     page.screenshot(path=str(artifacts / "formgrader-manage-assignments.png"), full_page=True)
+    config = json.loads(shown.inner_text())
+    assert "tfperf.autograding.preprocessors.GradingExecute" in config["Autograde"]["autograde_preprocessors"]
+    assert "not serializable" not in instructor_lab.log.read_text()
     assert "exchange directory" not in page.locator("body").inner_text()  # Release and Collect work locally
     names = [row.locator("td").first.inner_text().strip() for row in rows.all()]
     assert sorted(names) == assignments()
