@@ -63,6 +63,7 @@ class Options:
     zip_collect: bool = False
     zip_regexp: str = DEFAULT_ZIP_REGEXP
     progress: bool = True
+    reference: str | None = None  # the student id of the reference submission the summary compares with
 
 
 @dataclass
@@ -450,7 +451,7 @@ def run(options: Options) -> Outcome:
         export_csv(course, env, common)
     outcome.seconds = time.monotonic() - started
     outcome.summary = report.write(
-        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome)
+        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome), options.reference
     )
     return outcome
 
