@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
+import subprocess
+import time
 import urllib.request
 
 import pytest
 
-from tests.browser.conftest import TOKEN, start_lab, stop_lab
+from tests.browser.conftest import TOKEN, free_port, start_lab, stop_lab
 from tests.conftest import REPO, assignments
 
 NBGRADER_NOISE = ("nbgrader_config.py", "exchange", "Error fetching courses", "Traceback", "[E ")
@@ -142,3 +146,43 @@ def test_every_formgrader_link_opens_without_an_error_from_both_views(page, inst
         assert page.locator(ERROR_DIALOG).count() == 0, (name, page.locator(ERROR_DIALOG).all_inner_texts())
         assert folder.replace(" ", "").rstrip("/").endswith(name), (name, index, folder)
     page.screenshot(path=str(artifacts / "formgrader-in-lab.png"))
+
+
+def test_make_instructor_prints_a_url_to_autograde_and_keeps_its_own_workspace(tmp_path):
+    """``make instructor`` as an instructor runs it, after ``make lab`` left the learner's tabs in the
+    default workspace: the URL it prints opens ``autograde/`` (its default_url), and its JupyterLab
+    does not reopen the learner's tabs."""
+    from jupyterlab_server.workspaces_handler import WorkspacesManager
+
+    config_dir = tmp_path / "jupyter-config"  # the user's Jupyter configuration folder, with the learner's workspace
+    learner_tab = "notebook:01_tensors/tensors_and_devices.ipynb"
+    learner = {"data": {learner_tab: {"data": {"path": "01_tensors/tensors_and_devices.ipynb", "factory": "Notebook"}}}}
+    WorkspacesManager(str(config_dir / "lab" / "workspaces")).save(
+        "default", json.dumps({**learner, "metadata": {"id": "default"}})
+    )
+    port = free_port()
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir))
+    args = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN}"
+    log = tmp_path / "make-instructor.log"
+    with open(log, "w") as out:
+        make = subprocess.Popen(
+            ["make", "instructor", f"LAB_ARGS={args}"],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while f":{port}/" not in log.read_text() and time.monotonic() < deadline and make.poll() is None:
+            time.sleep(0.5)
+        printed = re.findall(rf"http://127\.0\.0\.1:{port}(/\S*)", log.read_text())
+        assert printed and all(url.startswith("/lab/tree/autograde?token=") for url in printed), log.read_text()
+        workspace = json.load(
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/lab/api/workspaces/default?token={TOKEN}", timeout=10)
+        )
+        assert learner_tab not in workspace["data"], workspace
+    finally:
+        os.killpg(make.pid, signal.SIGTERM)
+        make.wait(timeout=30)
