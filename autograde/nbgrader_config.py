@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from jupyter_core.paths import jupyter_data_dir
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
@@ -41,13 +42,22 @@ c.CourseDirectory.course_id = "tf-gpu-performance"
 c.CourseDirectory.source_directory = "../solutions"
 c.CourseDirectory.release_directory = "../notebooks"
 
-# A local exchange (git-ignored), so that Formgrader's Release and Collect work from `make instructor`'s
-# server; on a JupyterHub, point this at the hub's shared exchange instead.
-c.Exchange.root = str(here / "exchange")
-try:
-    (here / "exchange").mkdir(exist_ok=True)  # nbgrader checks that it exists; it does not create it
-except OSError:  # a read-only checkout (a sandboxed grader): Release and Collect are not needed there
-    pass
+# nbgrader's exchange (Release and Collect; learners' Fetch and Submit). nbgrader sets its root to mode
+# 0777 at every release, so that every learner can submit into it: it never goes in the checkout.
+# Shared (other accounts, a JupyterHub): nbgrader's own default, /usr/local/share/nbgrader/exchange,
+# used as soon as an administrator has created it; or set c.Exchange.root here to the hub's shared
+# volume. Single user (otherwise): a private exchange in the instructor's Jupyter data folder, inside a
+# folder that only its owner can enter (docs/instructors.md, "Formgrader in JupyterLab").
+SHARED_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default Exchange.root
+if not SHARED_EXCHANGE.is_dir():
+    _private = Path(jupyter_data_dir()) / "nbgrader-private"
+    c.Exchange.root = str(_private / "exchange")
+    try:  # nbgrader checks that the exchange exists; it does not create it
+        _private.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private.chmod(0o700)
+        (_private / "exchange").mkdir(exist_ok=True)
+    except OSError:  # a read-only home (a sandboxed grader): Release and Collect are not needed there
+        pass
 
 # Student versions: a solution region becomes this stub. Inside a function, a Check cell that calls it
 # says "... is not written yet. Reread the section ..."; at the top level of a cell, `make student`
@@ -93,23 +103,35 @@ os.environ[sandbox.HIDE_ENV] = os.pathsep.join(
 if sys.argv[1:2] == ["autograde"]:
     sandbox.require()  # bubblewrap and the kernelspec, or an error that says how to install them
 
+
+def importable(cls: type) -> str:
+    """A preprocessor by its import name: nbconvert imports it from that, and the configuration stays JSON
+    (Formgrader shows it in its "Current configuration" panel; classes garbled it there)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
 # notebook only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata]
+c.Autograde.sanitize_preprocessors = [
+    importable(p) for p in (ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata)
+]
 # After running a submission, its answer cells are screened statically (tfperf.autograding.screening): an
 # answer that changes the grading (module attributes, kernel hooks, threads, the environment,
 # given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
 # goes to reports/screen.jsonl. Set c.ScreenAnswers.penalize = False to report without zeroing.
 c.Autograde.autograde_preprocessors = [
-    GradingExecute,
-    IgnorePattern,
-    ScreenAnswers,
-    ClearMetadataPreprocessor,
-    LimitOutput,
-    SaveAutoGrades,
-    AssignLatePenalties,
-    CheckCellMetadata,
+    importable(p)
+    for p in (
+        GradingExecute,
+        IgnorePattern,
+        ScreenAnswers,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    )
 ]
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
 # nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the

@@ -144,6 +144,7 @@ def grade(args: argparse.Namespace) -> int:
         zip_collect=args.zip_collect,
         zip_regexp=args.zip_regexp or DEFAULT_ZIP_REGEXP,
         progress=not args.no_progress,
+        reference=args.reference,
     )
     try:
         outcome = batch.run(options)
@@ -195,6 +196,8 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
         forwarded += ["--execute-timeout", str(args.execute_timeout)]
     if args.cores_per_job != 1:
         forwarded += ["--cores-per-job", str(args.cores_per_job)]
+    if args.reference:
+        forwarded += ["--reference", args.reference]
     try:
         script = slurm.write_array_job(
             args.assignment,
@@ -255,6 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     gr.add_argument("--cores-per-job", type=int, default=1, help="physical cores each parallel grader gets (default 1)")
     gr.add_argument("--force", action="store_true", help="grade again students already graded for this submission")
+    gr.add_argument(
+        "--reference",
+        metavar="STUDENT",
+        help="the student id under which the reference solution was graded: the summary compares speedups with it "
+        "(default: with the class median)",
+    )
     gr.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
     gr.add_argument(
         "--zip-collect",

@@ -17,15 +17,8 @@ from tests.conftest import REPO
 def make_course(root: Path, assignment: str, students: list[str]) -> Path:
     """The chapter released in a course under ``root``, its reference solution submitted by each of ``students``."""
     (root / "solutions").mkdir(parents=True)
-    shutil.copytree(REPO / "solutions" / assignment, root / "solutions" / assignment)
     course = course_folders(root)
-    subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
-        cwd=course,
-        env=course_env(root),
-        check=True,
-        capture_output=True,
-    )
+    release(course, assignment)
     for source in (root / "solutions" / assignment).glob("*.ipynb"):
         reference = nbformat.read(source, as_version=4)
         for student in students:
@@ -42,4 +35,17 @@ def grade(course: Path, assignment: str, *args: str, timeout: float = 1800) -> s
         capture_output=True,
         text=True,
         timeout=timeout,
+    )
+
+
+def release(course: Path, assignment: str) -> None:
+    """The chapter's solutions copied into the course and released (``nbgrader generate_assignment``)."""
+    root = course.parent
+    shutil.copytree(REPO / "solutions" / assignment, root / "solutions" / assignment)
+    subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+        cwd=course,
+        env=course_env(root),
+        check=True,
+        capture_output=True,
     )

@@ -16,7 +16,7 @@ ASSIGNMENT = "01_tensors"
 
 def test_the_reference_of_a_chapter_scores_full_marks_with_its_speedups_recorded(tmp_path):
     course = chapter.make_course(tmp_path / "course", ASSIGNMENT, ["reference"])
-    result = chapter.grade(course, ASSIGNMENT)
+    result = chapter.grade(course, ASSIGNMENT, "--reference", "reference")
     assert result.returncode == 0, result.stdout + result.stderr
     entry = Ledger(course / "reports", ASSIGNMENT).read("reference")
     assert entry.status == GRADED and entry.score == entry.max_score > 0, entry
@@ -24,5 +24,5 @@ def test_the_reference_of_a_chapter_scores_full_marks_with_its_speedups_recorded
     assert "01_tensors.keep_data_on_device" in exercises, entry.speedups
     assert all(len(row["ratios"]) >= 7 and min(row["ratios"]) > 0 for row in entry.speedups)
     summary = (course / "reports" / ASSIGNMENT / "summary.md").read_text()
-    assert "reference: the reference solution graded as student `reference`" in summary
+    assert "reference (reference): the submission of `reference`, named with --reference" in summary
     assert (course / "feedback" / "reference" / ASSIGNMENT / "tensors_and_devices.html").exists()

@@ -1,5 +1,6 @@
 """The grading summary (tfperf.classgrading.report), from ledger entries."""
 
+from tests.classgrading import toy
 from tfperf.classgrading import report
 from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, Entry
 
@@ -46,9 +47,9 @@ ENTRIES = [
 
 
 def test_anomalies_name_the_student_and_the_reason():
-    found = report.anomalies(ENTRIES)
+    found = report.anomalies(ENTRIES, reference="reference")
     kinds = {(s, k) for s, k, _ in found}
-    assert ("bob", "speedup far beyond the reference") in kinds  # 20x against the reference's 4x
+    assert ("bob", "speedup far beyond the reference (reference)") in kinds  # 20x against the reference's 4x
     assert not any(s == "ann" for s, _, _ in found)
     assert {
         ("cat", "kernel lost"),
@@ -58,18 +59,21 @@ def test_anomalies_name_the_student_and_the_reason():
     } <= kinds
 
 
-def test_reference_falls_back_to_the_class_median():
-    ref, source = report.reference_speedups(ENTRIES[1:])
-    assert "class median" in source and ref["ex1"] == 3.5  # median of 3.5, 20, 1.1
-    ref, source = report.reference_speedups(ENTRIES)
-    assert "reference" in source and ref["ex1"] == 4.0
+def test_the_named_reference_or_else_the_class_median():
+    compared = report.comparison(ENTRIES, "reference")
+    assert compared.label == "reference (reference)" and compared.speedups["ex1"] == 4.0
+    compared = report.comparison(ENTRIES[1:], "reference")  # named, but not in the ledger
+    assert compared.label == "class median" and compared.speedups["ex1"] == 3.5  # median of 3.5, 20, 1.1
+    assert "`reference`, named with --reference, has no graded speedups" in compared.source
+    assert report.comparison(ENTRIES).label == "class median"
 
 
 def test_summary_and_plots(tmp_path):
-    path = report.write(tmp_path, "toy", ENTRIES, ["This run: test"])
+    path = report.write(tmp_path, "toy", ENTRIES, ["This run: test"], reference="reference")
     text = path.read_text()
     assert path == tmp_path / "toy" / "summary.md"
     assert "| t1 | 2 | 2 | 2 | 0: 2, 2: 2 |" in text  # reference and ann full, bob and cat 0
+    assert "| exercise | students | min | median | max | reference (reference) |" in text
     assert "| ex1 | 3 | 1.10x | 3.50x | 20.00x | 4.00x |" in text
     # numbers masked: both square(3) failures count as one message
     assert "2 student(s): AssertionError: square(#) returned #, expected #" in text
@@ -77,3 +81,26 @@ def test_summary_and_plots(tmp_path):
     for png in ("points.png", "speedups.png"):
         assert (tmp_path / "toy" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"![{png}]({png})" in text
+
+
+def test_without_a_named_reference_the_summary_compares_with_the_class_median_and_says_so(tmp_path):
+    """A student who happens to be called ``reference`` is a student like the others unless named."""
+    text = report.write(tmp_path, "toy", ENTRIES, ["This run: test"]).read_text()
+    assert "| exercise | students | min | median | max | class median |" in text
+    assert "| ex1 | 4 | 1.10x | 3.75x | 20.00x | 3.75x |" in text  # reference, ann, bob, cat
+    assert "class median: the class median (no reference submission was named: --reference STUDENT)" in text
+    assert "| bob | speedup far beyond the class median | ex1: 20.00x, class median 3.75x" in text
+    assert "| reference |" not in text.split("## Measured speedups")[1]
+
+
+def test_grade_with_reference_compares_with_that_submission(toy_course):
+    """``python -m tfperf grade --reference ID`` (the real nbgrader CLI): the summary's comparison is ID's."""
+    released = toy.released(toy_course)
+    toy.submit(toy_course, "solution-run", toy.variant("reference", released))
+    toy.submit(toy_course, "ann", toy.variant("wrong", released))  # check_total runs: a speedup is recorded
+    result = toy.grade(toy_course, "--reference", "solution-run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (toy_course / "reports" / toy.ASSIGNMENT / "summary.md").read_text()
+    assert "| exercise | students | min | median | max | reference (solution-run) |" in text
+    assert "reference (solution-run): the submission of `solution-run`, named with --reference" in text
+    assert "| toy_total | 1 |" in text  # ann only: the reference is the comparison, not a student

@@ -25,7 +25,7 @@ def test_slurm_gets_the_students_left_to_grade(toy_course, monkeypatch):
 
 
 def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
-    """--force, --execute-timeout and --cores-per-job reach every task's `tfperf grade` (a task without --force
+    """--force, --execute-timeout, --cores-per-job and --reference reach every task's `tfperf grade` (a task without --force
     would skip a student queued again); --chunk, --gpus-per-task, --max-running and --sbatch shape the job."""
     import shlex
 
@@ -52,6 +52,8 @@ def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
             "--max-running",
             "4",
             "--sbatch=--partition=gpu",
+            "--reference",
+            "solution-run",
         ]
     )
     assert code == 0
@@ -59,7 +61,10 @@ def test_the_tasks_grade_as_the_command_was_asked_to(toy_course):
     options = [line.removeprefix("#SBATCH ") for line in script if line.startswith("#SBATCH ")]
     assert {"--array=0-1%4", "--gres=gpu:1", "--partition=gpu"} <= set(options) and "--exclusive" not in options
     command = shlex.split(next(line for line in script if line.startswith("exec ")))
-    assert command[-7:] == ["--jobs", "1", "--force", "--execute-timeout", "300", "--cores-per-job", "2"]
+    assert command[-9:] == [
+        *("--jobs", "1", "--force", "--execute-timeout", "300", "--cores-per-job", "2"),
+        *("--reference", "solution-run"),
+    ]
     assert command[command.index("--db-url") + 1] == "postgresql://x/y"
 
 

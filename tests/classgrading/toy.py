@@ -2,7 +2,7 @@
 
 It is graded with the course's real ``autograde/nbgrader_config.py`` (sandboxed kernel, static
 screen), like the round trip (tests/grading/test_roundtrip.py). Its one notebook has a given
-cell, two exercises and three test cells; the speed test measures the answer against the given
+cell, two exercises and two test cells (one with hidden tests); the speed test measures the answer against the given
 code with ``time.perf_counter`` and appends its ratios to ``$TFPERF_RECORD`` in the rows'
 format of :func:`tfperf.grading.speed._record` (the real checks import TensorFlow, which would
 make these tests minutes long; the slow test grades a real chapter through the same path).
@@ -51,9 +51,13 @@ def fast_total(n):
     return n * (n - 1) // 2
     ### END SOLUTION"""
 
-CHECK_SQUARE = '''\
+# With hidden tests, as the chapters' test cells have: the released cell differs from the instructor's.
+CHECK_SQUARE = """\
 assert square(3) == 9, f"square(3) returned {square(3)}, expected 9"
-assert square(-2) == 4, f"square(-2) returned {square(-2)}, expected 4"'''
+assert square(-2) == 4, f"square(-2) returned {square(-2)}, expected 4"
+### BEGIN HIDDEN TESTS
+assert square(5) == 25, f"square(5) returned {square(5)}, expected 25"
+### END HIDDEN TESTS"""
 
 CHECK_TOTAL = '''\
 import json, os, statistics, time

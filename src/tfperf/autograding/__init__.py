@@ -6,6 +6,7 @@
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
+- ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
   its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).
 """

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
@@ -22,13 +24,21 @@ from nbgrader.preprocessors import Execute, OverwriteCells
 from traitlets import Bool
 
 KERNEL_DIED = "KernelDied"
+#: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
+#: error as preformatted text, which does not wrap by itself.
+ERROR_WIDTH = 88
+
+
+def error_output(ename: str, message: str) -> NotebookNode:
+    """An error output (nbgrader scores a test cell with one 0), its traceback wrapped at ERROR_WIDTH."""
+    lines = textwrap.wrap(f"{ename}: {message}", ERROR_WIDTH, break_on_hyphens=False)
+    lines[0] = lines[0].replace(ename, f"\x1b[0;31m{ename}\x1b[0m", 1)
+    return NotebookNode(output_type="error", ename=ename, evalue=message, traceback=lines)
 
 
 def not_run_output(reason: str) -> NotebookNode:
     """An error output for a cell that could not run: nbgrader scores a test cell with it 0."""
-    return NotebookNode(
-        output_type="error", ename=KERNEL_DIED, evalue=reason, traceback=[f"\x1b[0;31m{KERNEL_DIED}\x1b[0m: {reason}"]
-    )
+    return error_output(KERNEL_DIED, reason)
 
 
 class GradingExecute(Execute):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -33,6 +34,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tfperf.runtime.logs import NOISE_PATTERN, quiet_tensorflow
 
 KERNEL_NAME = "tfperf-grading"
 # Paths (os.pathsep-separated) the kernel must not even read: the gradebook, the other
@@ -277,12 +280,41 @@ def check(
 
 
 TF_CHECK = """
+import json
 import tensorflow as tf
+same = {}
 for device in tf.config.list_logical_devices():
     with tf.device(device.name):
         x = tf.random.normal([256, 256])
-        print(device.name, float(tf.reduce_sum(x @ x)) == float(tf.reduce_sum(x @ x)))
+        same[device.name] = float(tf.reduce_sum(x @ x)) == float(tf.reduce_sum(x @ x))
+print(json.dumps({"tensorflow": tf.__version__, "same_twice": same}))
 """
+
+
+def check_verdict(result: subprocess.CompletedProcess) -> tuple[bool, str]:
+    """Whether TF_CHECK ran in the sandbox, and one line that says so, or says what went wrong."""
+    try:
+        found = json.loads(result.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        found = None
+    if result.returncode != 0 or not found:
+        errors = [line for line in result.stderr.splitlines() if line.strip() and not re.match(NOISE_PATTERN, line)]
+        why = errors[-1].strip() if errors else "no error message"
+        return (
+            False,
+            f"The grading sandbox does not work: TensorFlow failed inside it (exit {result.returncode}): {why}",
+        )
+    devices = ", ".join(found["same_twice"])
+    unequal = [name for name, same in found["same_twice"].items() if not same]
+    if not found["same_twice"] or unequal:
+        return False, (
+            f"The grading sandbox does not work: TensorFlow {found['tensorflow']} ran, but "
+            + (f"gave different results for the same product on {', '.join(unequal)}" if unequal else "saw no device")
+        )
+    return True, (
+        f"The grading sandbox works: TensorFlow {found['tensorflow']} ran a matrix product on every device "
+        f"inside bubblewrap ({devices})."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,14 +339,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "install":
             print(f"Installed the {KERNEL_NAME} kernel in {install(args.prefix, limits)}")
         elif args.command == "check":
-            result = check(TF_CHECK, limits)
-            print(result.stdout, end="")
-            print(result.stderr[-2000:], end="", file=sys.stderr)
-            return result.returncode
+            quiet_tensorflow()  # the kernel's setting; TensorFlow's remaining start-up lines are not shown
+            works, verdict = check_verdict(check(TF_CHECK, limits))
+            print(verdict)
+            return 0 if works else 1
         else:
             launch(args.connection_file, args.kernel_args, limits=limits)
     except SandboxUnavailable as problem:
-        print(f"tfperf.autograding.sandbox: {problem}", file=sys.stderr)
+        if args.command == "check":
+            print(f"The grading sandbox does not work: {problem}")
+        else:
+            print(f"tfperf.autograding.sandbox: {problem}", file=sys.stderr)
         return 2
     return 0
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
 from traitlets import Bool, Unicode
 
+from tfperf.autograding.preprocessors import error_output
 from tfperf.autograding.screen import defined_names, screen
 
 
@@ -73,9 +73,7 @@ class ScreenAnswers(Preprocessor):
                 f"can see this message."
             )
             for t in tests:
-                nb.cells[t].setdefault("outputs", []).append(
-                    new_output("error", ename="ScreenFailure", evalue=message, traceback=[f"ScreenFailure: {message}"])
-                )
+                nb.cells[t].setdefault("outputs", []).append(error_output("ScreenFailure", message))
         return nb, resources
 
     def _report(self, resources: dict, grade_id: str, findings: list[str]) -> None:

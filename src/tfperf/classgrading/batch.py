@@ -63,6 +63,7 @@ class Options:
     zip_collect: bool = False
     zip_regexp: str = DEFAULT_ZIP_REGEXP
     progress: bool = True
+    reference: str | None = None  # the student id of the reference submission the summary compares with
 
 
 @dataclass
@@ -194,6 +195,7 @@ class Grader:
         self.ledger.write(Entry(student, self.assignment, sub.checksum, STARTED))
         entry = Entry(student, self.assignment, sub.checksum, FAILED, anomalies=list(sub.anomalies))
         entry.anomalies += [["extra notebook", w] for w in sub.warnings]
+        folder = self.course / "autograded" / student / self.assignment
         with open(self.logs / f"{quote(student, safe='')}.log", "w", encoding="utf-8") as log:
             for step in ("autograde", "generate_feedback"):
                 for attempt in range(1 + START_RETRIES):
@@ -214,6 +216,8 @@ class Grader:
                     entry.anomalies.append(["kernel start retried", f"nbgrader {step}: {KERNEL_NEVER_STARTED}"])
                 if code is None:
                     return None
+                if step == "autograde":  # read (and removed) before generate_feedback copies the folder
+                    entry.speedups = _read_record(folder / record_name, entry)
                 if code != 0:
                     log.flush()
                     why = (
@@ -225,8 +229,6 @@ class Grader:
                         f"nbgrader {step} failed (exit {code}): {why}; log: {Path(log.name).relative_to(self.course)}"
                     )
                     break
-        folder = self.course / "autograded" / student / self.assignment
-        entry.speedups = _read_record(folder / record_name, entry)
         entry.anomalies += _screen_flags(screen_file, screen_offset, self.assignment, student)
         if not entry.problems:
             try:
@@ -449,7 +451,7 @@ def run(options: Options) -> Outcome:
         export_csv(course, env, common)
     outcome.seconds = time.monotonic() - started
     outcome.summary = report.write(
-        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome)
+        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome), options.reference
     )
     return outcome
 

@@ -3,12 +3,12 @@
 Built from the ledger (every student graded so far, in any run, by any worker):
 
 - per test cell, how many students scored what (``points.png``);
-- per throughput exercise, the students' median speedups (``speedups.png``), next to the
-  reference's: the ledger entry of the student id ``reference`` if the instructor graded the
-  reference solution as a student (docs/instructors.md), otherwise the class median;
+- per throughput exercise, the students' median speedups (``speedups.png``), next to a comparison:
+  the submission the instructor named (``--reference ID``: the reference solution graded as a
+  student, docs/instructors.md), otherwise the class median, each labelled for what it is;
 - the most common failure messages per test cell (numbers masked, so that "1.3x" and
   "1.4x" count as one message);
-- anomalies to check by hand: a speedup more than :data:`FAR_BEYOND` times the reference's,
+- anomalies to check by hand: a speedup more than :data:`FAR_BEYOND` times the comparison's,
   a locked (test or given) cell that was edited or deleted, a kernel that died, the static
   screen's flags, submissions rejected before grading and graders that failed.
 """
@@ -16,17 +16,18 @@ Built from the ledger (every student graded so far, in any run, by any worker):
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import re
 import statistics
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry
 
 #: A student's median speedup above this many times the reference's is worth a look.
 FAR_BEYOND = 3.0
-REFERENCE_STUDENT = "reference"
 TOP_MESSAGES = 5
 
 
@@ -43,24 +44,43 @@ def student_speedups(entry: Entry) -> dict[str, float]:
     return found
 
 
-def reference_speedups(entries: list[Entry]) -> tuple[dict[str, float], str]:
-    """The speedups to compare students with, and where they come from."""
-    ref = next((e for e in entries if e.student == REFERENCE_STUDENT and e.status == GRADED), None)
+@dataclass(frozen=True)
+class Comparison:
+    """What students' speedups are compared with: per exercise, and its name in the summary."""
+
+    speedups: dict[str, float]
+    label: str  # a column head: "class median" or "reference (ID)"
+    source: str  # a sentence's end: where the numbers come from
+    student: str | None = None  # the reference submission's student id, left out of the class's figures
+
+
+def comparison(entries: list[Entry], reference: str | None = None) -> Comparison:
+    """The submission ``reference`` names (graded, with speedups), otherwise the class median."""
+    ref = next((e for e in entries if e.student == reference and e.status == GRADED), None)
     if ref is not None and student_speedups(ref):
-        return student_speedups(ref), f"the reference solution graded as student `{REFERENCE_STUDENT}`"
+        return Comparison(
+            student_speedups(ref),
+            f"reference ({reference})",
+            f"the submission of `{reference}`, named with --reference (the reference solution graded as a student)",
+            reference,
+        )
     by_exercise = collections.defaultdict(list)
     for entry in entries:
         for exercise, value in student_speedups(entry).items():
             by_exercise[exercise].append(value)
-    return (
-        {k: statistics.median(v) for k, v in by_exercise.items()},
-        f"the class median (no student `{REFERENCE_STUDENT}` was graded)",
+    why = (
+        f"`{reference}`, named with --reference, has no graded speedups"
+        if reference
+        else "no reference submission was named: --reference STUDENT"
+    )
+    return Comparison(
+        {k: statistics.median(v) for k, v in by_exercise.items()}, "class median", f"the class median ({why})"
     )
 
 
-def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
+def anomalies(entries: list[Entry], reference: str | None = None) -> list[tuple[str, str, str]]:
     """(student, kind, detail) for everything an instructor should look at by hand."""
-    reference, _ = reference_speedups(entries)
+    compared = comparison(entries, reference)
     found = []
     for entry in entries:
         if entry.status == REJECTED:
@@ -70,16 +90,16 @@ def anomalies(entries: list[Entry]) -> list[tuple[str, str, str]]:
         elif entry.status == STARTED:
             found.append((entry.student, "not finished", "the run stopped while grading it: run the command again"))
         found += [(entry.student, kind, detail) for kind, detail in entry.anomalies]
-        if entry.student == REFERENCE_STUDENT:
+        if entry.student == compared.student:
             continue
         for exercise, value in student_speedups(entry).items():
-            ref = reference.get(exercise)
+            ref = compared.speedups.get(exercise)
             if ref and value > FAR_BEYOND * ref:
                 found.append(
                     (
                         entry.student,
-                        "speedup far beyond the reference",
-                        f"{exercise}: {value:.2f}x, reference {ref:.2f}x (more than {FAR_BEYOND:g}x it)",
+                        f"speedup far beyond the {compared.label}",
+                        f"{exercise}: {value:.2f}x, {compared.label} {ref:.2f}x (more than {FAR_BEYOND:g}x it)",
                     )
                 )
     return found
@@ -89,7 +109,9 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots: list[str]) -> str:
+def markdown(
+    assignment: str, entries: list[Entry], run_lines: list[str], plots: list[str], reference: str | None = None
+) -> str:
     graded = [e for e in entries if e.status == GRADED]
     lines = [f"# Grading summary: {assignment}", ""]
     lines += run_lines + [""]
@@ -121,21 +143,21 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
                 + " |"
             )
     lines += ["", "## Measured speedups", ""]
-    reference, source = reference_speedups(entries)
+    compared = comparison(entries, reference)
     by_exercise = collections.defaultdict(list)
     for entry in graded:
-        if entry.student != REFERENCE_STUDENT:
+        if entry.student != compared.student:
             for exercise, value in student_speedups(entry).items():
                 by_exercise[exercise].append(value)
-    if by_exercise or reference:
+    if by_exercise or compared.speedups:
         lines += [
-            f"Each student's median ratio over the check's interleaved pairs; reference: {source}.",
+            f"Each student's median ratio over the check's interleaved pairs; {compared.label}: {compared.source}.",
             "",
-            "| exercise | students | min | median | max | reference |",
+            f"| exercise | students | min | median | max | {compared.label} |",
             "|---|---|---|---|---|---|",
         ]
-        for exercise in sorted(set(by_exercise) | set(reference)):
-            values, ref = by_exercise.get(exercise, []), reference.get(exercise)
+        for exercise in sorted(set(by_exercise) | set(compared.speedups)):
+            values, ref = by_exercise.get(exercise, []), compared.speedups.get(exercise)
             spread = (
                 f"{min(values):.2f}x | {statistics.median(values):.2f}x | {max(values):.2f}x" if values else "- | - | -"
             )
@@ -154,7 +176,7 @@ def markdown(assignment: str, entries: list[Entry], run_lines: list[str], plots:
     else:
         lines.append("No test cell lost points.")
     lines += ["", "## Anomalies to check by hand", ""]
-    found = anomalies(entries)
+    found = anomalies(entries, reference)
     if found:
         lines += ["| student | what | detail |", "|---|---|---|"]
         lines += [f"| {_md_escape(s)} | {k} | {_md_escape(d)} |" for s, k, d in found]
@@ -190,14 +212,14 @@ def plot_points(entries: list[Entry], path: Path) -> bool:
     return True
 
 
-def plot_speedups(entries: list[Entry], path: Path) -> bool:
+def plot_speedups(entries: list[Entry], path: Path, reference: str | None = None) -> bool:
     from matplotlib.figure import Figure
 
-    reference, _ = reference_speedups(entries)
+    compared = comparison(entries, reference)
     by_exercise = collections.defaultdict(list)
     targets = {}
     for entry in entries:
-        if entry.status == GRADED and entry.student != REFERENCE_STUDENT:
+        if entry.status == GRADED and entry.student != compared.student:
             for exercise, value in student_speedups(entry).items():
                 by_exercise[exercise].append(value)
             targets |= {row["exercise"]: row.get("target") for row in entry.speedups}
@@ -207,8 +229,8 @@ def plot_speedups(entries: list[Entry], path: Path) -> bool:
     fig = Figure(figsize=(3.2 * len(names), 2.8), layout="constrained")
     for ax, exercise in zip(fig.subplots(1, len(names), squeeze=False)[0], names):
         ax.hist(by_exercise[exercise], bins=min(20, max(5, len(by_exercise[exercise]))), color="tab:green")
-        if reference.get(exercise):
-            ax.axvline(reference[exercise], color="black", linestyle="--", label="reference")
+        if compared.speedups.get(exercise):
+            ax.axvline(compared.speedups[exercise], color="black", linestyle="--", label=compared.label)
         if targets.get(exercise):
             ax.axvline(targets[exercise], color="tab:red", label="target")
         ax.set_title(exercise, fontsize=9)
@@ -219,14 +241,17 @@ def plot_speedups(entries: list[Entry], path: Path) -> bool:
     return True
 
 
-def write(reports: Path, assignment: str, entries: list[Entry], run_lines: list[str]) -> Path:
+def write(
+    reports: Path, assignment: str, entries: list[Entry], run_lines: list[str], reference: str | None = None
+) -> Path:
     """Write ``reports/<assignment>/summary.md`` and its plots; returns the summary's path."""
     folder = reports / assignment
     folder.mkdir(parents=True, exist_ok=True)
     # Several workers (Slurm array tasks) may write at once: each file is written aside, then renamed.
     tag = f"{os.getpid()}-{threading.get_ident()}"
     plots = []
-    for name, draw in (("points.png", plot_points), ("speedups.png", plot_speedups)):
+    drawings = (("points.png", plot_points), ("speedups.png", functools.partial(plot_speedups, reference=reference)))
+    for name, draw in drawings:
         tmp = folder / f".{tag}-{name}"
         if draw(entries, tmp):
             tmp.replace(folder / name)
@@ -235,6 +260,6 @@ def write(reports: Path, assignment: str, entries: list[Entry], run_lines: list[
             (folder / name).unlink(missing_ok=True)
     summary = folder / "summary.md"
     tmp = folder / f".{tag}-summary.md"
-    tmp.write_text(markdown(assignment, entries, run_lines, plots), encoding="utf-8")
+    tmp.write_text(markdown(assignment, entries, run_lines, plots, reference), encoding="utf-8")
     tmp.replace(summary)
     return summary

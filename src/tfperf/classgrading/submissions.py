@@ -12,8 +12,11 @@ reason an instructor can act on:
 - an extra notebook: not part of the assignment, so not graded (a warning only).
 
 Anomalies that do not stop grading are noted for the report: a locked cell (a test cell, or
-given code) whose checksum changed, or that was deleted: nbgrader restores it before
-grading, but a learner who edits tests deserves a look.
+given code) that differs from what was released, or that was deleted: nbgrader restores it
+before grading, but a learner who edits tests deserves a look. "What was released" is the
+instructor's cell with its hidden tests removed (nbgrader's ``ClearHiddenTests``, as
+``generate_assignment`` does): the gradebook's checksum is the instructor version's, taken
+before they are removed, so every untouched test cell with hidden tests would differ from it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests
 
 from tfperf.classgrading.ledger import submission_checksum
 
@@ -57,7 +61,7 @@ class Submission:
 class AssignmentCells:
     """What the gradebook knows of an assignment: its notebooks and their instructor cells."""
 
-    notebooks: dict[str, dict[str, tuple[bool, str]]]  # notebook -> grade_id -> (locked, checksum)
+    notebooks: dict[str, dict[str, tuple[bool, frozenset[str]]]]  # notebook -> grade_id -> (locked, checksums)
     others: dict[str, set[str]]  # another assignment's name -> its grade_ids
 
     @classmethod
@@ -70,16 +74,37 @@ class AssignmentCells:
                     f"The gradebook has no assignment {assignment!r}: run "
                     f"`nbgrader generate_assignment {assignment}` first."
                 ) from None
-            notebooks = {
-                nb.name: {cell.name: (bool(cell.locked), cell.checksum) for cell in nb.source_cells}
-                for nb in found.notebooks
-            }
+            notebooks = {}
+            for nb in found.notebooks:
+                points = {cell.name: cell.max_score for cell in nb.grade_cells}
+                solutions = {cell.name for cell in nb.solution_cells}
+                notebooks[nb.name] = {
+                    cell.name: (
+                        bool(cell.locked),
+                        frozenset(
+                            {cell.checksum, released_checksum(cell, points.get(cell.name), cell.name in solutions)}
+                        ),
+                    )
+                    for cell in nb.source_cells
+                }
             others = {
                 a.name: {cell.name for nb in a.notebooks for cell in nb.source_cells}
                 for a in gb.assignments
                 if a.name != assignment
             }
         return cls(notebooks, others)
+
+
+def released_checksum(source_cell, points: float | None, solution: bool) -> str:
+    """The checksum of an instructor cell as ``generate_assignment`` released it: its hidden tests
+    removed (``ClearHiddenTests``), after the gradebook's checksum was taken."""
+    meta = {"grade": points is not None, "solution": solution, "locked": bool(source_cell.locked)}
+    meta |= {"grade_id": source_cell.name} | ({"points": points} if points is not None else {})
+    cell = nbformat.from_dict(
+        {"cell_type": source_cell.cell_type, "source": source_cell.source, "metadata": {"nbgrader": meta}}
+    )
+    cell, _ = ClearHiddenTests().preprocess_cell(cell, {}, 0)
+    return nbutils.compute_checksum(cell)
 
 
 def check(student: str, folder: Path, cells: AssignmentCells) -> Submission:
@@ -126,17 +151,17 @@ def check(student: str, folder: Path, cells: AssignmentCells) -> Submission:
             )
             continue
         sub.notebooks.append(name)
-        for grade_id, (locked, checksum) in sorted(expected.items()):
+        for grade_id, (locked, checksums) in sorted(expected.items()):
             cell = found.get(grade_id)
             if cell is None:
                 sub.anomalies.append(
                     ["cell deleted", f"{name}: instructor cell {grade_id} is missing (put back before grading)"]
                 )
-            elif locked and nbutils.compute_checksum(cell) != checksum:
+            elif locked and nbutils.compute_checksum(cell) not in checksums:
                 sub.anomalies.append(
                     [
                         "locked cell changed",
-                        f"{name}: {grade_id}'s checksum changed (restored from the gradebook before grading)",
+                        f"{name}: {grade_id} differs from the released cell (restored from the gradebook before grading)",
                     ]
                 )
     return sub

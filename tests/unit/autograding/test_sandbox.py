@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -243,3 +244,32 @@ def test_code_under_tmp_stays_importable_and_the_rest_of_tmp_stays_hidden(tmp_pa
     result = sandbox.check(code, hidden=(str(lib / "answers"),))
     assert result.stdout == "42 [] False\n", result
     assert "Read-only file system" in result.stderr and (lib / "course_lib_in_tmp.py").read_text() == "VALUE = 42\n"
+
+
+@needs_bwrap
+def test_check_prints_one_clear_verdict_and_nothing_of_tensorflows_logs():
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}  # as from a fresh shell
+    result = subprocess.run(
+        [sys.executable, "-m", "tfperf.autograding.sandbox", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("The grading sandbox works: TensorFlow ") and "/device:CPU:0" in line, line
+
+
+def test_a_failed_check_says_what_went_wrong_without_tensorflows_noise():
+    noise = (
+        "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+        "I0000 00:00:1795494165.438051       2 port.cc:153] oneDNN custom operations are on.\n"
+    )
+    failed = subprocess.CompletedProcess(
+        [], 1, "", noise + "Traceback (most recent call last):\nImportError: libfoo.so\n"
+    )
+    works, verdict = sandbox.check_verdict(failed)
+    assert not works
+    assert verdict == "The grading sandbox does not work: TensorFlow failed inside it (exit 1): ImportError: libfoo.so"
