@@ -86,7 +86,7 @@ def nvidia_driver() -> str:
 
 def machine_in_subprocess(env: dict[str, str]) -> dict[str, Any]:
     """:func:`describe_machine` in a fresh process with the kernels' environment (TensorFlow stays out of this one)."""
-    code = "import json; from tfperf import report; print(json.dumps(report.describe_machine()))"
+    code = "import json; from tfperf.authoring import report; print(json.dumps(report.describe_machine()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"Could not describe this machine:\n{out.stderr[-2000:]}")

@@ -109,7 +109,7 @@ def test_a_notebook_that_fails_is_reported_and_the_command_exits_1(tmp_path, cap
             new_markdown_cell("# Chapter 0 — Demo"),
             new_markdown_cell("## 1. A plot"),
             new_code_cell(
-                "import matplotlib.pyplot as plt\nfrom tfperf import plots\n"
+                "import matplotlib.pyplot as plt\nfrom tfperf.lesson import plots\n"
                 "def plot_demo(fig, runs):\n    fig.add_subplot().plot([r['x'] for r in runs[0].records])\n"
                 "plots.show(plot_demo, plots.Run('this run', {'n': 2}, [{'x': 1.0}, {'x': 3.0}]))\n"
                 "print('plotted')"
