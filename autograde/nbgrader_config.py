@@ -17,10 +17,12 @@ from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearOutput,
+    ClearSolutions,
     DeduplicateIds,
     IgnorePattern,
     LimitOutput,
@@ -29,6 +31,7 @@ from nbgrader.preprocessors import (
 )
 
 from tfperf.autograding import sandbox
+from tfperf.autograding.placeholders import ClearSolutionsWithPlaceholders
 from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
 from tfperf.autograding.screening import ScreenAnswers
 from tfperf.runtime.logs import NOISE_PATTERN
@@ -60,9 +63,10 @@ if not SHARED_EXCHANGE.is_dir():
         pass
 
 # Student versions: a solution region becomes this stub. Inside a function, a Check cell that calls it
-# says "... is not written yet. Reread the section ..."; at the top level of a cell, `make student`
-# (tfperf.authoring.notebooks.with_placeholders) makes it placeholders for the names the answer defines,
-# which the Check cells report the same way (instead of a NameError), and the cell runs quietly.
+# says "... is not written yet. Reread the section ..."; at the top level of a cell, nbgrader's
+# ClearSolutions is replaced (GenerateAssignment.preprocessors, below) by one that makes it placeholders
+# for the names the answer defines (tfperf.autograding.placeholders), which the Check cells report the
+# same way (instead of a NameError), and the cell runs quietly.
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("Not written yet: replace this line with your answer '
     '(the exercise says what to write and which section to reread).")'
@@ -109,6 +113,13 @@ def importable(cls: type) -> str:
     (Formgrader shows it in its "Current configuration" panel; classes garbled it there)."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
+
+# Releasing (nbgrader generate_assignment, Formgrader's Generate, make student): nbgrader's own steps, with
+# the placeholders above where ClearSolutions stood.
+c.GenerateAssignment.preprocessors = [
+    importable(ClearSolutionsWithPlaceholders if p is ClearSolutions else p)
+    for p in GenerateAssignment.class_traits()["preprocessors"].default()
+]
 
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
 # notebook only, and every instructor cell (locked cells, test cells, their metadata) is

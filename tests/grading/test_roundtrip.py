@@ -38,7 +38,6 @@ from nbgrader.api import Gradebook, MissingEntry
 from tests.conftest import REPO, assignments
 from tests.grading import attacks
 from tests.grading.submission import PackedSubmission, Submission, pack
-from tfperf.authoring import notebooks as authoring
 from tfperf.classgrading import cpusets
 from tfperf.runtime import as_on_gpu
 
@@ -229,7 +228,6 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
     (root / "logs" / "slot.txt").write_text(slot.describe())
     for assignment in names:
         nbgrader(course, "generate_assignment", assignment, "--force", slot=slot)
-        authoring.finish_student_versions(root, assignment)  # the placeholders `make student` adds
         as_on_a_gpu = {}
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)

@@ -2,6 +2,8 @@
 
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+- ``placeholders``: ``ClearSolutionsWithPlaceholders``: releasing, an untouched top-level answer becomes
+  placeholders that the Checks report as "not written yet" (instead of a ``NameError``).
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
