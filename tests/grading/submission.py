@@ -28,7 +28,8 @@ class Submission:
     (a given cell, a test cell) to a new source; ``metadata_edits`` maps a cell's grade_id
     to changes of its nbgrader metadata (``{"grade_id": "mine"}``, ``{"points": 100}``), or
     to None to delete the cell. ``without_notebook`` hands in the assignment's folder with
-    no notebook in it.
+    no notebook in it. ``hangs``: an answer that never returns, graded as a student of its own with a
+    short cell timeout (its other exercises unanswered, so nothing honest in it runs long).
     """
 
     name: str
@@ -37,6 +38,7 @@ class Submission:
     locked_edits: dict[str, str] = field(default_factory=dict)
     metadata_edits: dict[str, dict | None] = field(default_factory=dict)
     without_notebook: bool = False
+    hangs: bool = False
 
     @property
     def touched(self) -> set[str]:
@@ -87,6 +89,10 @@ class PackedSubmission:
     """
 
     members: list[Submission]
+
+    @property
+    def hangs(self) -> bool:
+        return any(m.hangs for m in self.members)
 
     @property
     def student_id(self) -> str:
@@ -145,7 +151,7 @@ class PackedSubmission:
 
     def accepts(self, candidate: Submission) -> bool:
         """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
-        if candidate.without_notebook or any(m.without_notebook for m in self.members):
+        if any(m.without_notebook or m.hangs for m in [candidate, *self.members]):
             return False
         touched = set().union(*(m.touched for m in self.members))
         claims = set().union(*(m.claims for m in self.members))

@@ -77,6 +77,7 @@ def row_scores(table, weights, steps):
 """,
         },
         {"weighted_mean_tests": 0, "row_scores_tests": 0},
+        hangs=True,
     ),
     # Correct answers that also warn and write to stderr on every call: full marks.
     Submission(
@@ -155,6 +156,7 @@ SUBMISSIONS += [
         "row_scores_ignores_the_interrupt",
         {"row_scores": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
         {"row_scores_tests": 0},
+        hangs=True,
     ),
     # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
     Submission(
