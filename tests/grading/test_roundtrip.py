@@ -81,7 +81,9 @@ def nbgrader(
     took = f"# nbgrader {' '.join(args)}: {time.monotonic() - started:.1f} s\n"
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     (course.parent / "logs").mkdir(exist_ok=True)
-    name = "-".join(args[:2]) + ("-as-on-gpu" if extra_env else "")
+    students = [arg.split("=", 1)[1] for arg in args if arg.startswith("--student=")]
+    # one log per call: the as-on-a-GPU run and each student graded alone get their own
+    name = "-".join(args[:2]) + ("-as-on-gpu" if extra_env else "".join(f"-{s}" for s in students))
     (course.parent / "logs" / f"{name}.log").write_text(took + result.stdout + result.stderr)
     return result
 
