@@ -34,65 +34,22 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+#: Names that the notebooks bind to the course library (``tfperf`` modules) before any answer cell,
+#: and modules of it an answer could import by name.
+LIBRARY_MODULES = (
+    "tfperf", "grading", "timing", "device", "sizes", "source", "host_syncs", "traces", "op_counts",
+    "gpu_sync", "eg", "td", "kf", "course", "logs", "tf_data", "keras_fit", "copies", "dataset_graph",
+    "pipeline_timeline", "plots", "monitor", "widgets", "instrument", "targets", "guard",
+)  # fmt: skip
 #: Names that the notebooks bind to modules before any answer cell.
 NOTEBOOK_MODULES = (
     "tf",
     "np",
     "keras",
     "plt",
-    "tfperf",
-    "grading",
-    "timing",
-    "device",
-    "sizes",
-    "source",
-    "host_syncs",
-    "traces",
-    "op_counts",
-    "gpu_sync",
-    "eg",
-    "td",
-    "kf",
-    "course",
-    "logs",
-    "tf_data",
-    "keras_fit",
-    "copies",
-    "dataset_graph",
-    "pipeline_timeline",
-    "plots",
-    "monitor",
-    "widgets",
+    *(m for m in LIBRARY_MODULES if m not in {"instrument", "targets", "guard"}),
 )
-#: Of those, the names bound to the course library (``tfperf`` modules).
-LIBRARY_MODULES = (
-    "tfperf",
-    "grading",
-    "timing",
-    "device",
-    "sizes",
-    "source",
-    "host_syncs",
-    "traces",
-    "op_counts",
-    "gpu_sync",
-    "eg",
-    "td",
-    "kf",
-    "course",
-    "logs",
-    "tf_data",
-    "keras_fit",
-    "copies",
-    "dataset_graph",
-    "pipeline_timeline",
-    "plots",
-    "monitor",
-    "widgets",
-    "instrument",
-    "targets",
-    "guard",
-)
+
 #: ``module.attribute`` uses that are flagged (the rest of ``os`` and ``sys`` is fine).
 FLAGGED_ATTRIBUTES = {
     "os": {
