@@ -197,7 +197,10 @@ _state: dict[str, Any] = {}
 def epoch_variable():
     """The variable holding the current epoch, which :func:`augment` reads (set by :func:`train_epochs`)."""
     if "epoch" not in _state:
-        with tf.init_scope():
+        # On the CPU: tf.data runs there, and on a GPU machine a variable created without a device goes to
+        # the GPU, where tf.data can no longer serialize a pipeline that reads it (seen on an H100:
+        # "Trying to access resource tfperf_epoch located in device GPU:0 from device CPU:0").
+        with tf.init_scope(), tf.device("/CPU:0"):
             _state["epoch"] = tf.Variable(0, dtype=tf.int64, trainable=False, name="tfperf_epoch")
     return _state["epoch"]
 

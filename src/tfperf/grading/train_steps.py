@@ -16,6 +16,7 @@ the tensor reads that :mod:`tfperf.measure.host_syncs` counts, so they are count
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -26,6 +27,10 @@ from tfperf.measure import host_syncs, traces
 from tfperf.runtime import logs
 
 _lock = threading.Lock()
+
+# XLA has no kernel for the ops behind tf.py_function and tf.numpy_function: a step that uses them fails to
+# compile where Keras compiles fit with XLA (jit_compile="auto" on a GPU machine; seen on an H100).
+_XLA_REJECTS_CALLBACK = re.compile(r"No registered '(EagerPyFunc|PyFunc|PyFuncStateless)' OpKernel for XLA_")
 
 
 @contextlib.contextmanager
@@ -76,6 +81,15 @@ def _train_function_reads(model, run: Callable[[], Any], *, what: str, section: 
     model.train_function = counted_train_function
     try:
         result = call(run, (), who=what, section=section)
+    except GradingFailure as failure:
+        if _XLA_REJECTS_CALLBACK.search(str(failure)):
+            raise GradingFailure(
+                f"{what}: the training step calls back into Python (tf.py_function or tf.numpy_function), which XLA "
+                f"cannot compile, so fit fails where Keras compiles the step with XLA (jit_compile='auto' on a GPU "
+                f"machine); where it runs, each call copies the values to the host and waits for them, like "
+                f".numpy().{reread(section)}"
+            ) from None
+        raise
     finally:
         model.train_function = inner
     return seen["calls"], seen["counted"], reads, seen["callbacks"], result

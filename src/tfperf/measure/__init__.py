@@ -10,4 +10,6 @@
   pairs, median ratio and spread), ``stopwatch()``.
 - ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
 - ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
+- ``ceilings``: ``measure()``: the device card, this device's measured ceilings (matmul FLOP/s per dtype, memory
+  and copy bandwidth, per-call overheads).
 """

@@ -139,7 +139,8 @@ def test_prediction_ways_agree_and_count_runs():
         "tf.function(model)": 1,
         "predict_on_batch": 1,
     }
-    assert all(r["max_difference"] < 1e-5 for r in records)
+    # A GPU multiplies float32 in TensorFloat-32 by default, and the ways use other kernels: about 1e-4 on an H100.
+    assert all(r["max_difference"] < (1e-3 if tf.config.list_physical_devices("GPU") else 1e-5) for r in records)
     with pytest.raises(ValueError):
         keras_fit.prediction_way("nope", None)
 

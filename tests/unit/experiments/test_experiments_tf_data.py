@@ -220,3 +220,9 @@ def test_pipeline_plot_legends_hide_no_bar_note_and_name_every_line():
     assert "a new epoch starts" in entries  # the dotted lines
     assert "ready until received" in entries  # the grey lines
     plt.close(fig)
+
+
+def test_the_epoch_variable_lives_on_the_cpu_where_tf_data_runs():
+    # On a GPU machine a variable made without a device goes to the GPU, and tf.data then cannot
+    # serialize a pipeline that reads it (seen on an H100); on every machine it must be on the CPU.
+    assert tf_data.epoch_variable().device.endswith("CPU:0")

@@ -1,0 +1,170 @@
+"""The device card: what this device can do at best, measured here.
+
+Each ceiling is the median of repeated, synced, warmed-up timings (:func:`tfperf.measure.timing.measure`)
+on fresh random inputs (never zeros, which some hardware computes faster):
+
+- matmul throughput per dtype, best over a sweep of square shapes (FLOP/s, 2·n³ per product);
+- device memory bandwidth: one elementwise op over a large tensor (bytes read + written per second);
+- host→device and device→host copy bandwidth by size (GPU only);
+- the cost of dispatching one tiny eager op, of calling a ``tf.function``, and of one scalar read
+  (a tiny op and ``.numpy()`` of its result: the round trip a training loop pays per logged value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tfperf.measure import timing
+from tfperf.runtime import device, logs, sizes
+
+MATMUL_DTYPES = ("float32", "tf32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One measured figure: ``value`` in ``unit``; ``detail`` says at which shape or size."""
+
+    name: str
+    value: float
+    unit: str
+    detail: str = ""
+
+
+@dataclass
+class Card:
+    """Every ceiling measured on one device, and how long measuring them took."""
+
+    device: str
+    device_class: str
+    tensorflow: str
+    ceilings: list[Ceiling] = field(default_factory=list)
+    sweeps: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def get(self, name: str) -> Ceiling | None:
+        return next((c for c in self.ceilings if c.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _tf():
+    return logs.tensorflow()
+
+
+def _fresh(shape: Sequence[int], dtype: str = "float32", where: str | None = None):
+    """Uniform in [0.5, 1.5): never zero, never denormal."""
+    tf = _tf()
+    with tf.device(where or device.compute_device()):
+        return tf.cast(tf.random.uniform(shape, 0.5, 1.5, dtype=tf.float32), dtype)
+
+
+def _seconds_per_call(fn: Callable[[], Any], *, repeats: int = 5, min_time: float = 0.05) -> float:
+    return timing.measure(fn, repeats=repeats, warmup=2, min_time=min_time).median
+
+
+def matmul_sweep(dtype: str, shapes: Sequence[int]) -> list[dict[str, Any]]:
+    """FLOP/s of ``a @ b`` for each square size ``n`` (``"tf32"``: float32 with TensorFloat-32 on;
+    ``"float32"``: with it off). Restores TensorFloat-32's setting afterwards."""
+    tf = _tf()
+    was = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(dtype == "tf32")
+    rows = []
+    try:
+        for n in shapes:
+            a = _fresh((n, n), "float32" if dtype == "tf32" else dtype)
+            b = _fresh((n, n), "float32" if dtype == "tf32" else dtype)
+            per_call = _seconds_per_call(lambda a=a, b=b: tf.linalg.matmul(a, b))
+            rows.append({"n": n, "seconds": per_call, "flops": 2.0 * n**3 / per_call})
+            del a, b
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(was)
+    return rows
+
+
+def memory_bandwidth(elements: int) -> dict[str, Any]:
+    """Bytes per second of ``x * c`` over ``elements`` float32 values (one read and one write each)."""
+    tf = _tf()
+    x = _fresh((elements,))
+    c = tf.constant(1.0001)
+    per_call = _seconds_per_call(lambda: x * c)
+    moved = 2 * 4 * elements
+    return {"bytes": moved, "seconds": per_call, "bytes_per_second": moved / per_call}
+
+
+def copy_sweep(direction: str, sizes_bytes: Sequence[int]) -> list[dict[str, Any]]:
+    """Bytes per second of copying a float32 tensor host→device (``"h2d"``) or device→host (``"d2h"``)."""
+    tf = _tf()
+    source, target = ("/CPU:0", "/GPU:0") if direction == "h2d" else ("/GPU:0", "/CPU:0")
+
+    # In a tf.function: eager TensorFlow keeps a tensor's copy on another device and hands it out again
+    # (a host->device "copy" of the same tensor measured 10 TB/s on an H100); a function copies on every call.
+    @tf.function(jit_compile=False)
+    def copy(x):
+        with tf.device(target):
+            return tf.identity(x)
+
+    rows = []
+    for nbytes in sizes_bytes:
+        x = _fresh((max(1, nbytes // 4),), where=source)
+        per_call = _seconds_per_call(lambda x=x: copy(x))
+        rows.append({"bytes": nbytes, "seconds": per_call, "bytes_per_second": nbytes / per_call})
+    return rows
+
+
+def overheads() -> dict[str, float]:
+    """Seconds per tiny eager op, per ``tf.function`` call, and per scalar read (op + ``.numpy()``)."""
+    tf = _tf()
+    x = _fresh((4,))
+    y = _fresh((4,))
+    add_one = tf.function(lambda v: v + 1.0)
+    s = _fresh(())
+    return {
+        "eager_op": _seconds_per_call(lambda: tf.add(x, y)),
+        "function_call": _seconds_per_call(lambda: add_one(x)),
+        "scalar_read": _seconds_per_call(lambda: (s + 1.0).numpy()),
+    }
+
+
+def measure(size: str | None = None, progress: Callable[[str], None] | None = None) -> Card:
+    """Measure every ceiling of this device (``size``: ``"full"`` or ``"ci"``, default the course's)."""
+    tf = _tf()
+    say = progress or (lambda message: None)
+    size = size or sizes.course_size()
+    on_gpu = device.device_class() == "gpu"
+    info = logs.quietly(device.detect)
+    card = Card(device=info.summary(), device_class=device.device_class(), tensorflow=tf.__version__)
+    start = timing.now()
+    if on_gpu:
+        shapes = [1024, 2048, 4096, 8192] if size == "full" else [512, 1024]
+        dtypes = MATMUL_DTYPES
+        elements = 2**26 if size == "full" else 2**22
+    else:
+        shapes = [256, 512, 1024] if size == "full" else [128, 256]
+        dtypes = ("float32", "bfloat16", "float16")
+        elements = 2**24 if size == "full" else 2**20
+    for dtype in dtypes:
+        say(f"matmul {dtype}")
+        rows = matmul_sweep(dtype, shapes)
+        card.sweeps[f"matmul_{dtype}"] = rows
+        best = max(rows, key=lambda r: r["flops"])
+        card.ceilings.append(Ceiling(f"matmul_{dtype}", best["flops"], "FLOP/s", f"n={best['n']}"))
+    say("memory bandwidth")
+    bw = memory_bandwidth(elements)
+    card.ceilings.append(Ceiling("memory_bandwidth", bw["bytes_per_second"], "B/s", f"{bw['bytes']} bytes"))
+    if on_gpu:
+        for direction in ("h2d", "d2h"):
+            say(f"copy {direction}")
+            rows = copy_sweep(direction, [2**k for k in range(12, 29 if size == "full" else 23, 4)])
+            card.sweeps[f"copy_{direction}"] = rows
+            best = max(rows, key=lambda r: r["bytes_per_second"])
+            card.ceilings.append(
+                Ceiling(f"copy_{direction}", best["bytes_per_second"], "B/s", f"{best['bytes']} bytes")
+            )
+    say("overheads")
+    for name, seconds in overheads().items():
+        card.ceilings.append(Ceiling(name, seconds, "s"))
+    card.seconds = timing.now() - start
+    return card

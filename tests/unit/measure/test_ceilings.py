@@ -1,0 +1,34 @@
+"""The device card measures real, positive figures on whatever device this is (the small size)."""
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+from tfperf.measure import ceilings  # noqa: E402
+from tfperf.runtime import device  # noqa: E402
+
+
+def test_a_matmul_sweep_counts_two_n_cubed_flops_per_product():
+    rows = ceilings.matmul_sweep("float32", [64, 128])
+    assert [r["n"] for r in rows] == [64, 128]
+    for r in rows:
+        assert r["seconds"] > 0
+        assert r["flops"] == pytest.approx(2 * r["n"] ** 3 / r["seconds"])
+
+
+def test_tf32_setting_is_restored_after_a_sweep():
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    ceilings.matmul_sweep("tf32" if device.device_class() == "gpu" else "float32", [32])
+    assert tf.config.experimental.tensor_float_32_execution_enabled() == before
+
+
+def test_the_card_at_the_small_size():
+    seen = []
+    card = ceilings.measure("ci", progress=seen.append)
+    names = {c.name for c in card.ceilings}
+    assert {"matmul_float32", "memory_bandwidth", "eager_op", "function_call", "scalar_read"} <= names
+    assert all(c.value > 0 for c in card.ceilings)
+    assert card.device_class == device.device_class()
+    assert ("copy_h2d" in names) == (card.device_class == "gpu")
+    assert seen and seen[0].startswith("matmul")
+    assert card.seconds > 0 and card.get("nope") is None
+    assert card.to_dict()["ceilings"][0]["unit"] == "FLOP/s"
