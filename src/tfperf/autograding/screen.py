@@ -22,7 +22,15 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
   ``os.fork``, ``threading``, ``_thread``, ``multiprocessing``, ``subprocess``, ``signal``;
 - TensorFlow's global switches (``tf.config.run_functions_eagerly``, ...);
 - files outside the working directory (``open`` of an absolute path or one with ``..``);
-- redefining a name that a locked cell defines (the given code).
+- redefining a name that a locked cell defines (the given code), or changing an attribute of it
+  (``PREDICTOR.predict = slow``);
+- the call stack: frames and tracebacks (``tb_frame``, ``f_back``, ``f_locals``, ...); ``memoryview``;
+- Keras's own machinery: a class that defines ``make_train_function``, ``fit``, ``predict``, ...
+
+Imports are an allow-list, not a deny-list: an answer may import only :data:`ALLOWED_IMPORTS` (what the
+honest answers of the course and its corpora import: TensorFlow, NumPy, Keras, a few standard modules; of
+``os`` and ``sys`` only what the deny-list above leaves), and may not use IPython's objects
+(``get_ipython``, ``In``, ``Out``, ...) at all.
 
 An instructor decides what a finding costs; the course's default (``tfperf.autograding.preprocessors``)
 is 0 points for the exercise, with the finding in the feedback.
@@ -50,6 +58,28 @@ NOTEBOOK_MODULES = (
     *(m for m in LIBRARY_MODULES if m not in {"instrument", "targets", "guard"}),
 )
 
+#: Modules the setup cell binds (``import os, sys, pathlib``): an answer may use them, not change them.
+SETUP_MODULES = ("os", "sys", "pathlib")
+#: What an answer may import (top-level packages): everything else is flagged, whatever it is.
+ALLOWED_IMPORTS = (
+    "numpy", "tensorflow", "keras", "math", "functools", "itertools", "collections", "dataclasses", "typing",
+    "statistics", "time", "random", "warnings", "tempfile", "pathlib", "os", "sys", "tfperf",
+)  # fmt: skip
+#: Names IPython binds (and builtins) that no answer needs: an answer that reads them is flagged.
+FORBIDDEN_NAMES = {
+    "get_ipython", "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "exit", "quit",
+    "memoryview", "__builtins__", "__loader__", "__spec__",
+}  # fmt: skip
+#: Attributes of frames, tracebacks, generators and coroutines: the call stack, and every caller's variables.
+FRAME_ATTRIBUTES = {
+    "tb_frame", "tb_next", "tb_lasti", "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_lineno",
+    "f_trace", "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code",
+}  # fmt: skip
+#: Keras methods that run the training and prediction: an answer's class must not define its own.
+KERAS_MACHINERY = {
+    "make_train_function", "make_test_function", "make_predict_function", "fit", "evaluate", "predict",
+    "train_on_batch", "test_on_batch", "predict_on_batch", "compile",
+}  # fmt: skip
 #: ``module.attribute`` uses that are flagged (the rest of ``os`` and ``sys`` is fine).
 FLAGGED_ATTRIBUTES = {
     "os": {
@@ -68,7 +98,28 @@ FLAGGED_ATTRIBUTES = {
         "_exit",
         "chdir",
     },
-    "sys": {"modules", "settrace", "setprofile", "_getframe", "meta_path", "path_hooks", "exit", "setrecursionlimit"},
+    "sys": {
+        "modules",
+        "settrace",
+        "setprofile",
+        "_getframe",
+        "_current_frames",
+        "meta_path",
+        "path_hooks",
+        "exit",
+        "setrecursionlimit",
+        "addaudithook",
+        "displayhook",
+        "excepthook",
+        "breakpointhook",
+        "unraisablehook",
+        "monitoring",
+        "call_tracing",
+        "exc_info",
+        "last_traceback",
+        "last_value",
+        "last_exc",
+    },  # fmt: skip
 }
 #: Modules of which an answer may import nothing at all.
 FORBIDDEN_MODULES = (
@@ -166,12 +217,16 @@ class _Screen(ast.NodeVisitor):
             )
             if alias.name.split(".")[0] in FORBIDDEN_MODULES:
                 self.flag(node, f"imports {alias.name}")
+            else:
+                self._allowed_import(node, alias.name)
             self._private_import(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if module.split(".")[0] in FORBIDDEN_MODULES:
             self.flag(node, f"imports from {module}")
+        else:
+            self._allowed_import(node, module or ".")
         for alias in node.names:
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
             if module.split(".")[0] in ("os", "sys") and alias.name in FLAGGED_ATTRIBUTES[module.split(".")[0]]:
@@ -179,6 +234,12 @@ class _Screen(ast.NodeVisitor):
             if alias.name.startswith("_"):
                 self.flag(node, f"imports the private name {alias.name} from {module}")
             self._private_import(node, f"{module}.{alias.name}")
+
+    def _allowed_import(self, node: ast.AST, dotted: str) -> None:
+        if dotted.split(".")[0] not in ALLOWED_IMPORTS:
+            self.flag(
+                node, f"imports {dotted}, which no answer needs (answers import only {', '.join(ALLOWED_IMPORTS)})"
+            )
 
     def _private_import(self, node: ast.AST, dotted: str) -> None:
         if dotted.startswith("tfperf") and any(part.startswith("_") for part in dotted.split(".")):
@@ -192,8 +253,10 @@ class _Screen(ast.NodeVisitor):
         elif isinstance(target, ast.Attribute):
             base = _dotted(target.value)
             root = base.split(".")[0] if base else None
-            if root in self.modules or root in NOTEBOOK_MODULES:
+            if root in self.modules or root in NOTEBOOK_MODULES or root in SETUP_MODULES:
                 self.flag(node, f"{verb} {base}.{target.attr}, an attribute of a module")
+            elif root in self.given:
+                self.flag(node, f"{verb} {base}.{target.attr}, an attribute of {root}, which a locked cell defines")
             elif target.attr.startswith("_") and not (
                 isinstance(target.value, ast.Name) and target.value.id in self.receivers
             ):
@@ -274,6 +337,8 @@ class _Screen(ast.NodeVisitor):
                 if "staticmethod" in decorators:
                     self._function(item)
                     continue
+                if item.name in KERAS_MACHINERY:
+                    self.flag(item, f"defines {item.name} in class {node.name}: Keras's own {item.name} must run")
                 if "classmethod" not in decorators:
                     methods.add(item.name)
                 positional = item.args.posonlyargs + item.args.args
@@ -347,6 +412,8 @@ class _Screen(ast.NodeVisitor):
             self._allow_class_use(node.value)  # Cls.attr: its plain methods are flagged below; Cls.mro() is Cls
         if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
             self.flag(node, f"uses the attribute {node.attr}")
+        if node.attr in FRAME_ATTRIBUTES:
+            self.flag(node, f"uses {node.attr}, a part of the call stack")
         base = _dotted(node.value)
         if base:
             module = self.modules.get(base.split(".")[0], base.split(".")[0])
@@ -378,8 +445,8 @@ class _Screen(ast.NodeVisitor):
             self.flag(node, f"gets {node.attr} through type(...) (a method taken from the class runs on any object)")
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in ("__builtins__", "__loader__", "__spec__"):
-            self.flag(node, f"uses {node.id}")
+        if node.id in FORBIDDEN_NAMES and isinstance(node.ctx, ast.Load):
+            self.flag(node, f"uses {node.id}, which no answer needs")
         if isinstance(node.ctx, ast.Load) and node.id in self.classes and id(node) not in self.class_uses:
             self.flag(
                 node,

@@ -51,6 +51,28 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
         ("open('/work/autograde/gradebook.db', 'w')", "outside the working directory"),
         ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
         ("exec('x = 1')", "calls exec()"),
+        # The allow-list (issue 24's red team): modules no answer needs, whatever they are.
+        ("import IPython\nIPython.get_ipython().ast_transformers.append(t)", "imports IPython, which no answer needs"),
+        ("from operator import attrgetter\nattrgetter('assert_speedup')(grading)", "imports operator"),
+        ("import traceback\ntraceback.extract_stack()", "imports traceback"),
+        ("def f():\n    return sys.modules", "uses sys.modules"),
+        ("sys.stdout = open('log.txt', 'w')", "assigns sys.stdout, an attribute of a module"),
+        ("sys.addaudithook(hook)", "uses sys.addaudithook"),
+        ("caller = sys.exc_info()[2]", "uses sys.exc_info"),
+        ("ip = get_ipython", "uses get_ipython"),
+        ("In[-1]", "uses In, which no answer needs"),
+        ("view = memoryview(buffer)", "uses memoryview"),
+        (
+            "try:\n    1 / 0\nexcept Exception as e:\n    caller = e.__traceback__.tb_frame.f_back",
+            "tb_frame, a part of the call stack",
+        ),
+        ("def g():\n    yield\nframe = g().gi_frame", "gi_frame, a part of the call stack"),
+        ("PREDICTOR.predict = slow_predict", "PREDICTOR.predict, an attribute of PREDICTOR, which a locked cell"),
+        ("del PREDICTOR.layers", "deletes PREDICTOR.layers, an attribute of PREDICTOR"),
+        (
+            "class Eager(keras.Sequential):\n    def make_train_function(self, force=False):\n        self.train_function = f",
+            "defines make_train_function in class Eager",
+        ),
         ("f.__code__ = g.__code__", "__code__"),
         ("store._reads = 0", "store._reads, a private attribute"),
         ("store._seconds_waited += 100.0", "store._seconds_waited, a private attribute"),
@@ -90,7 +112,7 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
     ],
 )
 def test_tampering_is_flagged_with_its_line(source, flagged):
-    findings = screen(source, given_names={"train_unfixed"})
+    findings = screen(source, given_names={"train_unfixed", "PREDICTOR"})
     assert any(flagged in f.what for f in findings), findings
     assert all(f.line >= 1 for f in findings)
 
