@@ -31,6 +31,7 @@ from nbgrader.preprocessors import (
 )
 
 from tfperf.autograding import sandbox
+from tfperf.autograding.apart import RefuseLinks, RemoveLinks
 from tfperf.autograding.placeholders import ClearSolutionsWithPlaceholders
 from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
 from tfperf.autograding.screening import ScreenAnswers
@@ -124,8 +125,11 @@ c.GenerateAssignment.preprocessors = [
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
 # notebook only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
+# Students kept apart (tfperf.autograding.apart): a submission whose folder holds a link is not graded,
+# and the links a kernel leaves in its folder are removed before nbgrader writes there.
 c.Autograde.sanitize_preprocessors = [
-    importable(p) for p in (ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata)
+    importable(p)
+    for p in (RefuseLinks, ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata)
 ]
 # After running a submission, its answer cells are screened statically (tfperf.autograding.screening): an
 # answer that changes the grading (module attributes, kernel hooks, threads, the environment,
@@ -135,6 +139,7 @@ c.Autograde.autograde_preprocessors = [
     importable(p)
     for p in (
         GradingExecute,
+        RemoveLinks,
         IgnorePattern,
         ScreenAnswers,
         ClearMetadataPreprocessor,

@@ -97,6 +97,10 @@ FLAGGED_ATTRIBUTES = {
         "spawnv",
         "_exit",
         "chdir",
+        "symlink",
+        "link",
+        "mkfifo",
+        "mknod",
     },
     "sys": {
         "modules",
