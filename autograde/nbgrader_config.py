@@ -122,8 +122,8 @@ c.GenerateAssignment.preprocessors = [
     for p in GenerateAssignment.class_traits()["preprocessors"].default()
 ]
 
-# Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the rest of its
-# notebook only, and every instructor cell (locked cells, test cells, their metadata) is
+# Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the exercise it died in
+# only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
 # Students kept apart (tfperf.autograding.apart): a submission whose folder holds a link is not graded,
 # and the links a kernel leaves in its folder are removed before nbgrader writes there.

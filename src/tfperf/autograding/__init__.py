@@ -6,7 +6,7 @@
 - ``placeholders``: ``ClearSolutionsWithPlaceholders``: releasing, an untouched top-level answer becomes
   placeholders that the Checks report as "not written yet" (instead of a ``NameError``).
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
-  the rest of its notebook only), ``RestoreCells`` (instructor cells and their metadata restored).
+  the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
 - ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.

@@ -1,11 +1,11 @@
 """nbgrader's steps for this course where plain nbgrader loses honest work (``autograde/nbgrader_config.py``).
 
 - ``GradingExecute``: a kernel that dies (``os._exit``, a crash in native code, the sandbox's
-  CPU limit) or that does not stop when interrupted at the time limit costs the rest of that
-  notebook only. nbgrader 0.9 would abandon the whole submission: no grade at all, not even
-  for the test cells that had already passed. Here
-  the cell that killed the kernel and every code cell after it get an error output (so each
-  later test cell scores 0, and the feedback says why), and grading goes on.
+  CPU limit) or that does not stop when interrupted at the time limit costs the exercise it died
+  in only. nbgrader 0.9 would abandon the whole submission: no grade at all, not even
+  for the test cells that had already passed. Here the cell that killed the kernel and the rest of
+  its exercise get an error output (so its test cells score 0, and the feedback says why), a new
+  kernel is brought to the state of the earlier cells, and grading goes on with the next exercise.
 - ``RestoreCells``: every cell the instructor wrote is identified by its grade_id and
   restored from the gradebook, metadata included: a learner who edits a locked cell, its
   points, or its ``grade``/``locked`` flags gets the original back, and a test cell whose
@@ -41,15 +41,91 @@ def not_run_output(reason: str) -> NotebookNode:
     return error_output(KERNEL_DIED, reason)
 
 
+def _exercise_cells(nb: NotebookNode, index: int) -> set[int]:
+    """The answer and test cells of the exercise that cell ``index`` belongs to (empty: none).
+
+    An exercise is an answer cell and the test cells after it, up to the next answer cell."""
+    groups: list[set[int]] = []
+    for i, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            groups.append({i})
+        elif meta.get("grade") and not meta.get("solution") and groups:
+            groups[-1].add(i)
+    return next((group for group in groups if index in group), set())
+
+
+def _replay_source(cell: NotebookNode) -> str | None:
+    """What a new kernel runs of an earlier cell: instructor cells and answers whole, test cells not at
+    all, a demonstration cell only its imports (as ``tfperf.autograding.recheck`` does)."""
+    import ast
+
+    meta = cell.metadata.get("nbgrader", {})
+    if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
+        return None
+    if meta:
+        return cell.source
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return None
+    imports = [ast.get_source_segment(cell.source, n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return "\n".join(imports) or None
+
+
 class GradingExecute(Execute):
-    """nbgrader's Execute, except that a dying kernel costs only the cells from where it died."""
+    """nbgrader's Execute, except that a dying kernel costs only the exercise it died in.
+
+    When the kernel dies or ignores the interrupt at the time limit, that cell gets an error output, a
+    new kernel is started, and the earlier cells are run again in it, quietly, without the cells of the
+    exercise that killed it (test cells never; demonstration cells for their imports only); then grading
+    goes on with the next cell. If the new kernel cannot be brought back that far, every later cell is
+    marked not run.
+    """
+
+    restart_after_death = Bool(True, help="Start a new kernel after one dies, for the exercises after it").tag(
+        config=True
+    )
 
     def preprocess(self, nb, resources=None, km=None):
         self.died_in_cell: int | None = None
+        self.skipped: set[int] = set()  # cells of exercises that killed a kernel: never run again
         return super().preprocess(nb, resources, km)
+
+    def _restart_and_replay(self, index: int) -> bool:
+        """A new kernel with the state of the cells before ``index``, except the dead exercise's."""
+        import copy
+
+        from nbclient.util import run_sync
+
+        self.skipped |= _exercise_cells(self.nb, index) | {index}
+        try:
+            run_sync(self.km.restart_kernel)(now=True)
+            if self.kc is not None:
+                self.kc.stop_channels()
+            run_sync(self.async_start_new_kernel_client)()
+            for i, earlier in enumerate(self.nb.cells[:index]):
+                source = None if i in self.skipped else _replay_source(earlier)
+                if source:
+                    quiet = copy.deepcopy(earlier)
+                    quiet.source = source
+                    quiet.outputs = []
+                    super().preprocess_cell(quiet, self.resources, i)
+        except Exception as err:  # noqa: BLE001 (whatever failed, the notebook's later cells are not run)
+            self.log.warning("Could not start a new kernel after cell %d: %s", index + 1, err)
+            return False
+        return True
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
+            return cell, resources
+        if index in self.skipped:
+            cell.outputs = [
+                not_run_output(
+                    "not run: the kernel stopped earlier in this exercise (see the output of the cell where "
+                    "it stopped), and the exercise is not graded further."
+                )
+            ]
             return cell, resources
         if self.died_in_cell is not None:
             cell.outputs = [
@@ -70,6 +146,15 @@ class GradingExecute(Execute):
             # Interrupted at the time limit, the kernel did not stop (the code ignores the
             # interrupt, or is stuck in native code): it cannot run anything else.
             reason = f"this cell ran past the time limit ({self.timeout} s) and did not stop when interrupted."
+        if self.restart_after_death and self._restart_and_replay(index):
+            self.log.warning("The kernel was lost in cell %d; graded on in a new kernel.", index + 1)
+            cell.outputs.append(
+                not_run_output(
+                    reason + " This cell was not graded, nor were the later checks of its exercise; the "
+                    "exercises after it were graded in a new kernel."
+                )
+            )
+            return cell, resources
         self.died_in_cell = index
         self.log.warning("The kernel was lost in cell %d; the notebook's later cells score 0.", index + 1)
         cell.outputs.append(not_run_output(reason + " This cell and every later cell were not graded."))

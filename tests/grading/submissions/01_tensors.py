@@ -150,19 +150,21 @@ SUBMISSIONS += [
         {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
         {"row_scores_tests": 0},
     ),
-    # An endless loop that ignores the interrupt sent at the time limit: the kernel is given up,
-    # the rest of the notebook scores 0 (plain nbgrader dropped the whole submission).
+    # An endless loop that ignores the interrupt sent at the time limit: that kernel is given up and its
+    # exercise scores 0 (plain nbgrader dropped the whole submission).
     Submission(
         "row_scores_ignores_the_interrupt",
         {"row_scores": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"},
         {"row_scores_tests": 0},
         hangs=True,
     ),
-    # A kernel that dies in the first exercise costs the rest of the notebook, not the submission.
+    # A kernel that dies in the first exercise costs that exercise only (issue 24): a new kernel, brought to
+    # the state of the earlier cells, grades the correct row_scores (claimed here at its full 3 points, so
+    # the packing keeps its answer). Before, the rest of the notebook scored 0.
     Submission(
         "weighted_mean_os_exit",
         {"weighted_mean": "import os\nos._exit(3)\n"},
-        {"weighted_mean_tests": 0, "row_scores_tests": 0},
+        {"weighted_mean_tests": 0, "row_scores_tests": 3},
     ),
     # Tampering with the instructor's cells: they are restored from the gradebook, and the
     # answer is scored on its merits.

@@ -54,3 +54,39 @@ def test_a_cell_that_ignores_the_interrupt_costs_the_rest_of_the_notebook_only(t
     before, stuck, after = executed.cells
     assert determine_grade(before) == (1, 1) and determine_grade(after) == (0, 1)
     assert "did not stop when interrupted" in stuck.outputs[-1].evalue
+
+
+def test_an_exercise_is_its_answer_cell_and_the_test_cells_after_it():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from tfperf.autograding.preprocessors import _exercise_cells, _replay_source
+
+    def cell(source, **meta):
+        return new_code_cell(source, metadata={"nbgrader": meta} if meta else {})
+
+    nb = new_notebook(
+        cells=[
+            cell("import os, sys\nx = 1", grade_id="setup", locked=True),
+            cell("import numpy as np\nplot(np.ones(3))"),  # a demonstration
+            cell("def f(): ...", grade_id="answer_f", solution=True),
+            cell("assert f() is None", grade_id="f_tests", grade=True, points=1),
+            cell("G = 2", grade_id="given_g", locked=True),
+            cell("def g(): ...", grade_id="answer_g", solution=True),
+            cell("assert g() is None", grade_id="g_tests", grade=True, points=1),
+            cell("assert g() is None", grade_id="g_more_tests", grade=True, points=1),
+        ]
+    )
+    assert _exercise_cells(nb, 3) == {2, 3}
+    assert _exercise_cells(nb, 5) == _exercise_cells(nb, 7) == {5, 6, 7}
+    assert _exercise_cells(nb, 0) == set()
+    replayed = [_replay_source(c) for c in nb.cells]
+    assert replayed == [
+        "import os, sys\nx = 1",
+        "import numpy as np",
+        "def f(): ...",
+        None,
+        "G = 2",
+        "def g(): ...",
+        None,
+        None,
+    ]
