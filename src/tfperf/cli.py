@@ -1,4 +1,4 @@
-"""Command line: ``python -m tfperf doctor | calibrate | workspace | report | recheck | grade``."""
+"""Command line: ``python -m tfperf doctor | ceilings | calibrate | workspace | report | recheck | grade``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,19 @@ def run_notebook(path: Path, timeout: int = 600) -> None:
         allow_errors=True,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
+
+
+def ceilings(size: str | None, *, force: bool, as_json: bool) -> int:
+    """Print this device's card (tfperf.measure.ceilings), measuring it unless it is cached."""
+    from tfperf.measure import ceilings as device_card
+
+    card, cached = device_card.card(size, force=force, progress=lambda m: print(f"measuring: {m}", file=sys.stderr))
+    if as_json:
+        print(json.dumps(card.to_dict(), indent=1))
+        return 0
+    print("\n".join(card.table()))
+    print(f"(cached in {cached}; --force measures again)" if cached else "(measured now; kept for next time)")
+    return 0
 
 
 def calibrate(notebooks: list[Path], out: Path) -> int:
@@ -238,6 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the device TensorFlow sees and any set-up problem")
+    ceil = sub.add_parser("ceilings", help="this device's measured ceilings (matmul, bandwidth, overheads), cached")
+    ceil.add_argument(
+        "--size", choices=("full", "ci"), help="full (learner scale) or ci (small and quick); default: the course's"
+    )
+    ceil.add_argument("--force", action="store_true", help="measure again even if a card is cached")
+    ceil.add_argument("--json", action="store_true", help="print the card as JSON")
     sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
     cal.add_argument(
@@ -329,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         return grade(args)
     if args.command == "doctor":
         return doctor()
+    if args.command == "ceilings":
+        return ceilings(args.size, force=args.force, as_json=args.json)
     if args.command == "workspace":
         return workspace()
     if args.notebooks and args.out:

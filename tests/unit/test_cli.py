@@ -64,3 +64,14 @@ def test_calibrate_runs_notebooks_and_writes_targets(tmp_path, capsys):
     here = device.device_class()  # "gpu" on a GPU machine: the targets are keyed by the device that measured them
     assert written["00_demo.fast"][here] > 3.0  # sqrt of a ratio in the hundreds
     assert f"00_demo.fast [{here}]: median" in capsys.readouterr().out
+
+
+def test_ceilings_prints_the_card_and_then_reads_it_from_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cli.main(["ceilings", "--size", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "Device card:" in out and "matmul_float32" in out and "measured now" in out
+    assert cli.main(["ceilings", "--size", "ci"]) == 0
+    assert "cached in" in capsys.readouterr().out
+    assert cli.main(["ceilings", "--size", "ci", "--json"]) == 0
+    assert '"ceilings"' in capsys.readouterr().out

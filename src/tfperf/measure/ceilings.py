@@ -8,12 +8,19 @@ on fresh random inputs (never zeros, which some hardware computes faster):
 - host→device and device→host copy bandwidth by size (GPU only);
 - the cost of dispatching one tiny eager op, of calling a ``tf.function``, and of one scalar read
   (a tiny op and ``.numpy()`` of its result: the round trip a training loop pays per logged value).
+
+:func:`card` keeps a measured card in the user's cache folder, one file per device, TensorFlow version
+and size (``python -m tfperf ceilings``; ``--force`` measures again).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tfperf.measure import timing
@@ -48,6 +55,28 @@ class Card:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Card:
+        fields = {k: data[k] for k in ("device", "device_class", "tensorflow", "sweeps", "seconds")}
+        return cls(**fields, ceilings=[Ceiling(**c) for c in data["ceilings"]])
+
+    def table(self) -> list[str]:
+        """The card as lines of text, each figure in a readable unit."""
+        lines = [f"Device card: {self.device}", f"(measured in {self.seconds:.1f} s; TensorFlow {self.tensorflow})"]
+        for c in self.ceilings:
+            lines.append(f"  {c.name:18s} {_readable(c.value, c.unit):>14s}  {c.detail}".rstrip())
+        return lines
+
+
+def _readable(value: float, unit: str) -> str:
+    if unit == "FLOP/s":
+        return f"{value / 1e12:.2f} TFLOP/s" if value >= 1e11 else f"{value / 1e9:.1f} GFLOP/s"
+    if unit == "B/s":
+        return f"{value / 1e9:.1f} GB/s"
+    if unit == "s":
+        return f"{value * 1e6:.1f} µs" if value < 1e-3 else f"{value * 1e3:.2f} ms"
+    return f"{value:g} {unit}"
 
 
 def _tf():
@@ -153,7 +182,10 @@ def measure(size: str | None = None, progress: Callable[[str], None] | None = No
         card.ceilings.append(Ceiling(f"matmul_{dtype}", best["flops"], "FLOP/s", f"n={best['n']}"))
     say("memory bandwidth")
     bw = memory_bandwidth(elements)
-    card.ceilings.append(Ceiling("memory_bandwidth", bw["bytes_per_second"], "B/s", f"{bw['bytes']} bytes"))
+    detail = f"{bw['bytes'] / 2**20:.0f} MiB read + written"
+    if bw["bytes"] < 2**27:
+        detail += " (small: it may fit in a cache, which is faster than memory)"
+    card.ceilings.append(Ceiling("memory_bandwidth", bw["bytes_per_second"], "B/s", detail))
     if on_gpu:
         for direction in ("h2d", "d2h"):
             say(f"copy {direction}")
@@ -168,3 +200,44 @@ def measure(size: str | None = None, progress: Callable[[str], None] | None = No
         card.ceilings.append(Ceiling(name, seconds, "s"))
     card.seconds = timing.now() - start
     return card
+
+
+def cache_folder() -> Path:
+    """Where measured cards are kept: ``$XDG_CACHE_HOME/tfperf-course/ceilings`` (default ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tfperf-course" / "ceilings"
+
+
+def cache_file(folder: Path, size: str) -> Path:
+    """The file of this device's card: one per device, TensorFlow version and size."""
+    name = f"{logs.quietly(device.detect).summary()} tf{_tf().__version__} {size}"
+    return folder / (re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")[:120] + ".json")
+
+
+def card(
+    size: str | None = None,
+    *,
+    force: bool = False,
+    folder: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Card, Path | None]:
+    """This device's card: read from the cache, or measured (``force``: always) and kept there.
+
+    Returns the card and the file it was read from (None when it was measured now). A cache that
+    cannot be read is measured again; one that cannot be written is reported through ``progress``.
+    """
+    size = size or sizes.course_size()
+    path = cache_file(folder or cache_folder(), size)
+    say = progress or (lambda message: None)
+    if not force and path.is_file():
+        try:
+            return Card.from_dict(json.loads(path.read_text())), path
+        except (ValueError, KeyError, TypeError) as err:
+            say(f"the cached card {path} cannot be read ({err}): measuring again")
+    measured = measure(size, progress=progress)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(measured.to_dict(), indent=1))
+    except OSError as err:
+        say(f"the card could not be kept in {path} ({err}); it will be measured again next time")
+    return measured, None

@@ -32,3 +32,28 @@ def test_the_card_at_the_small_size():
     assert seen and seen[0].startswith("matmul")
     assert card.seconds > 0 and card.get("nope") is None
     assert card.to_dict()["ceilings"][0]["unit"] == "FLOP/s"
+
+
+def test_the_card_is_kept_and_read_back_until_forced(tmp_path):
+    notes = []
+    first, cached = ceilings.card("ci", folder=tmp_path, progress=notes.append)
+    assert cached is None and len(list(tmp_path.glob("*.json"))) == 1
+    again, cached = ceilings.card("ci", folder=tmp_path)
+    assert cached == ceilings.cache_file(tmp_path, "ci") and again == first  # read back, not measured
+    forced, cached = ceilings.card("ci", folder=tmp_path, force=True)
+    assert cached is None and forced.seconds != first.seconds
+    assert any(line.startswith("  matmul_float32") and "FLOP/s" in line for line in forced.table())
+
+
+def test_a_broken_cache_is_measured_again_and_an_unwritable_one_is_reported(tmp_path):
+    path = ceilings.cache_file(tmp_path, "ci")
+    path.write_text("{not json")
+    notes = []
+    card, cached = ceilings.card("ci", folder=tmp_path, progress=notes.append)
+    assert cached is None and card.get("matmul_float32").value > 0
+    assert any("cannot be read" in n for n in notes)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    notes.clear()
+    card, cached = ceilings.card("ci", folder=blocked / "below", progress=notes.append)
+    assert cached is None and any("could not be kept" in n for n in notes)
