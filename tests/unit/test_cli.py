@@ -67,7 +67,7 @@ def test_calibrate_runs_notebooks_and_writes_targets(tmp_path, capsys):
 
 
 def test_ceilings_prints_the_card_and_then_reads_it_from_the_cache(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # measured for real once (the small size), then read
     assert cli.main(["ceilings", "--size", "ci"]) == 0
     out = capsys.readouterr().out
     assert "Device card:" in out and "matmul_float32" in out and "measured now" in out

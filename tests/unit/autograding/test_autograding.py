@@ -20,39 +20,67 @@ def _test_cell(source: str, grade_id: str):
     return cell
 
 
-def test_cells_before_the_death_keep_their_outputs_and_later_cells_are_marked_not_run(tmp_path):
-    nb = new_notebook(
+def _cell(source: str, **meta):
+    cell = new_code_cell(source)
+    if meta:
+        cell.metadata["nbgrader"] = {"schema_version": 3, "solution": False, "grade": False, "locked": False, **meta}
+    return cell
+
+
+def _dying_notebook():
+    return new_notebook(
         cells=[
-            new_code_cell("x = 1"),
+            _cell("x = 1", grade_id="given", locked=True),
             _test_cell("assert x == 1\nprint('passed')", "before"),
-            new_code_cell("import os\nos._exit(1)"),
-            _test_cell("assert x == 1", "after"),
+            _cell("import os\nos._exit(1)", grade_id="answer_dies", solution=True),
+            _test_cell("assert x == 1", "dies_tests"),
+            _cell("y = x + 1", grade_id="answer_y", solution=True),
+            _test_cell("assert y == 2 and x == 1", "y_tests"),
             nbformat.v4.new_markdown_cell("text"),
         ]
     )
+
+
+def test_a_dying_kernel_costs_its_exercise_only_and_a_new_kernel_grades_the_next(tmp_path):
     executed, _ = GradingExecute(kernel_name="python3", timeout=60).preprocess(
-        nb, {"metadata": {"path": str(tmp_path)}}
+        _dying_notebook(), {"metadata": {"path": str(tmp_path)}}
     )
-    before, death, after = executed.cells[1], executed.cells[2], executed.cells[3]
+    before, death, same, _, later = executed.cells[1:6]
     assert [o.get("text") for o in before.outputs] == ["passed\n"]
     assert determine_grade(before) == (1, 1)
     assert [o.ename for o in death.outputs] == [KERNEL_DIED] and "kernel stopped" in death.outputs[0].evalue
-    assert [o.ename for o in after.outputs] == [KERNEL_DIED] and "cell 3" in after.outputs[0].evalue
-    assert determine_grade(after) == (0, 1)
-    assert executed.cells[4].cell_type == "markdown"
+    assert "graded in a new kernel" in death.outputs[0].evalue
+    assert [o.ename for o in same.outputs] == [KERNEL_DIED] and determine_grade(same) == (0, 1)
+    assert determine_grade(later) == (1, 1)  # the given x was replayed in the new kernel; y computed there
+    assert executed.cells[6].cell_type == "markdown"
 
 
-def test_a_cell_that_ignores_the_interrupt_costs_the_rest_of_the_notebook_only(tmp_path):
+def test_without_a_new_kernel_the_rest_of_the_notebook_is_marked_not_run(tmp_path):
+    grader = GradingExecute(kernel_name="python3", timeout=60, restart_after_death=False)
+    executed, _ = grader.preprocess(_dying_notebook(), {"metadata": {"path": str(tmp_path)}})
+    before, death, same, _, later = executed.cells[1:6]
+    assert determine_grade(before) == (1, 1)
+    assert "This cell and every later cell were not graded" in death.outputs[0].evalue
+    assert "cell 3" in later.outputs[0].evalue and determine_grade(later) == (0, 1)
+
+
+def test_a_cell_that_ignores_the_interrupt_costs_its_exercise_only(tmp_path):
     nb = new_notebook(
         cells=[
             _test_cell("print('passed')", "before"),
-            new_code_cell("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"),
-            _test_cell("print('never')", "after"),
+            _cell(
+                "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass",
+                grade_id="answer_stuck",
+                solution=True,
+            ),
+            _test_cell("print('not graded')", "stuck_tests"),
+            _cell("z = 3", grade_id="answer_z", solution=True),
+            _test_cell("assert z == 3", "z_tests"),
         ]
     )
     executed, _ = GradingExecute(kernel_name="python3", timeout=3).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    before, stuck, after = executed.cells
-    assert determine_grade(before) == (1, 1) and determine_grade(after) == (0, 1)
+    before, stuck, same, _, later = executed.cells
+    assert determine_grade(before) == (1, 1) and determine_grade(same) == (0, 1) and determine_grade(later) == (1, 1)
     assert "did not stop when interrupted" in stuck.outputs[-1].evalue
 
 

@@ -34,23 +34,36 @@ def test_the_card_at_the_small_size():
     assert card.to_dict()["ceilings"][0]["unit"] == "FLOP/s"
 
 
-def test_the_card_is_kept_and_read_back_until_forced(tmp_path):
-    notes = []
-    first, cached = ceilings.card("ci", folder=tmp_path, progress=notes.append)
+def _fake_measure(size, progress=None):
+    """A card without the measuring (which the test above does for real): these tests are about the cache."""
+    _fake_measure.calls += 1
+    card = ceilings.Card(device="here", device_class=device.device_class(), tensorflow=tf.__version__)
+    card.ceilings.append(ceilings.Ceiling("matmul_float32", 1e12 * _fake_measure.calls, "FLOP/s", "n=256"))
+    card.seconds = 0.5
+    return card
+
+
+def test_the_card_is_kept_and_read_back_until_forced(tmp_path, monkeypatch):
+    _fake_measure.calls = 0
+    monkeypatch.setattr(ceilings, "measure", _fake_measure)
+    first, cached = ceilings.card("ci", folder=tmp_path)
     assert cached is None and len(list(tmp_path.glob("*.json"))) == 1
     again, cached = ceilings.card("ci", folder=tmp_path)
-    assert cached == ceilings.cache_file(tmp_path, "ci") and again == first  # read back, not measured
+    assert cached == ceilings.cache_file(tmp_path, "ci") and again == first and _fake_measure.calls == 1
     forced, cached = ceilings.card("ci", folder=tmp_path, force=True)
-    assert cached is None and forced.seconds != first.seconds
-    assert any(line.startswith("  matmul_float32") and "FLOP/s" in line for line in forced.table())
+    assert cached is None and _fake_measure.calls == 2 and forced != first
+    assert ceilings.card("full", folder=tmp_path)[1] is None  # another size, another card
+    assert any(line.startswith("  matmul_float32") and "TFLOP/s" in line for line in forced.table())
 
 
-def test_a_broken_cache_is_measured_again_and_an_unwritable_one_is_reported(tmp_path):
+def test_a_broken_cache_is_measured_again_and_an_unwritable_one_is_reported(tmp_path, monkeypatch):
+    _fake_measure.calls = 0
+    monkeypatch.setattr(ceilings, "measure", _fake_measure)
     path = ceilings.cache_file(tmp_path, "ci")
     path.write_text("{not json")
     notes = []
     card, cached = ceilings.card("ci", folder=tmp_path, progress=notes.append)
-    assert cached is None and card.get("matmul_float32").value > 0
+    assert cached is None and _fake_measure.calls == 1
     assert any("cannot be read" in n for n in notes)
     blocked = tmp_path / "a-file"
     blocked.write_text("")
