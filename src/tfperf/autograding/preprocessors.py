@@ -79,8 +79,8 @@ class GradingExecute(Execute):
     When the kernel dies or ignores the interrupt at the time limit, that cell gets an error output, a
     new kernel is started, and the earlier cells are run again in it, quietly, without the cells of the
     exercise that killed it (test cells never; demonstration cells for their imports only); then grading
-    goes on with the next cell. If the new kernel cannot be brought back that far, every later cell is
-    marked not run.
+    goes on with the next cell. If no other exercise's test cell comes later, or the new kernel cannot be
+    brought back that far, every later cell is marked not run.
     """
 
     restart_after_death = Bool(True, help="Start a new kernel after one dies, for the exercises after it").tag(
@@ -91,6 +91,15 @@ class GradingExecute(Execute):
         self.died_in_cell: int | None = None
         self.skipped: set[int] = set()  # cells of exercises that killed a kernel: never run again
         return super().preprocess(nb, resources, km)
+
+    def _graded_after(self, index: int) -> bool:
+        """Whether a test cell of another exercise comes after cell ``index`` (else a new kernel would grade nothing)."""
+        dead = _exercise_cells(self.nb, index) | self.skipped
+        return any(
+            (c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution"))
+            for i, c in enumerate(self.nb.cells)
+            if i > index and i not in dead
+        )
 
     def _restart_and_replay(self, index: int) -> bool:
         """A new kernel with the state of the cells before ``index``, except the dead exercise's."""
@@ -146,7 +155,7 @@ class GradingExecute(Execute):
             # Interrupted at the time limit, the kernel did not stop (the code ignores the
             # interrupt, or is stuck in native code): it cannot run anything else.
             reason = f"this cell ran past the time limit ({self.timeout} s) and did not stop when interrupted."
-        if self.restart_after_death and self._restart_and_replay(index):
+        if self.restart_after_death and self._graded_after(index) and self._restart_and_replay(index):
             self.log.warning("The kernel was lost in cell %d; graded on in a new kernel.", index + 1)
             cell.outputs.append(
                 not_run_output(

@@ -84,6 +84,17 @@ def test_a_cell_that_ignores_the_interrupt_costs_its_exercise_only(tmp_path):
     assert "did not stop when interrupted" in stuck.outputs[-1].evalue
 
 
+def test_no_new_kernel_when_no_other_exercise_is_left_to_grade(tmp_path):
+    nb = _dying_notebook()
+    del nb.cells[4:6]  # the exercise after the dying one
+    executed, _ = GradingExecute(kernel_name="python3", timeout=60).preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}}
+    )
+    death, same = executed.cells[2:4]
+    assert "This cell and every later cell were not graded" in death.outputs[0].evalue
+    assert determine_grade(same) == (0, 1)
+
+
 def test_an_exercise_is_its_answer_cell_and_the_test_cells_after_it():
     from nbformat.v4 import new_code_cell, new_notebook
 
