@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -41,36 +42,43 @@ def not_run_output(reason: str) -> NotebookNode:
     return error_output(KERNEL_DIED, reason)
 
 
-def _exercise_cells(nb: NotebookNode, index: int) -> set[int]:
-    """The answer and test cells of the exercise that cell ``index`` belongs to (empty: none).
-
-    An exercise is an answer cell and the test cells after it, up to the next answer cell."""
-    groups: list[set[int]] = []
+def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
+    """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``: an exercise is an
+    answer cell and the test cells after it, up to the next answer cell."""
+    found: list[tuple[int, list[int]]] = []
     for i, cell in enumerate(nb.cells):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("solution"):
-            groups.append({i})
-        elif meta.get("grade") and not meta.get("solution") and groups:
-            groups[-1].add(i)
+            found.append((i, []))
+        elif meta.get("grade") and not meta.get("solution") and found:
+            found[-1][1].append(i)
+    return found
+
+
+def _exercise_cells(nb: NotebookNode, index: int) -> set[int]:
+    """The answer and test cells of the exercise that cell ``index`` belongs to (empty: none)."""
+    groups = [{answer, *tests} for answer, tests in exercises(nb)]
     return next((group for group in groups if index in group), set())
+
+
+def imports_only(source: str) -> str:
+    """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    return "\n".join(
+        ast.get_source_segment(source, node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
 
 
 def _replay_source(cell: NotebookNode) -> str | None:
     """What a new kernel runs of an earlier cell: instructor cells and answers whole, test cells not at
     all, a demonstration cell only its imports (as ``tfperf.autograding.recheck`` does)."""
-    import ast
-
     meta = cell.metadata.get("nbgrader", {})
     if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
         return None
-    if meta:
-        return cell.source
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError:
-        return None
-    imports = [ast.get_source_segment(cell.source, n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return "\n".join(imports) or None
+    return cell.source if meta else imports_only(cell.source) or None
 
 
 class GradingExecute(Execute):

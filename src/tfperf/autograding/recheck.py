@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tfperf.autograding.preprocessors import imports_only
+
 MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
 MAX_CALLS_PER_SAMPLE = 1000
 
@@ -106,17 +108,6 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                 )
             )
     return found
-
-
-def imports_only(source: str) -> str:
-    """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    return "\n".join(
-        ast.get_source_segment(source, node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-    )
 
 
 def program(source_nb, answers_nb=None) -> list[str]:

@@ -125,19 +125,6 @@ FLAGGED_ATTRIBUTES = {
         "last_exc",
     },  # fmt: skip
 }
-#: Modules of which an answer may import nothing at all.
-FORBIDDEN_MODULES = (
-    "importlib",
-    "inspect",
-    "gc",
-    "ctypes",
-    "threading",
-    "_thread",
-    "multiprocessing",
-    "subprocess",
-    "signal",
-    "builtins",
-)
 FLAGGED_CALLS = {
     "setattr",
     "delattr",
@@ -219,18 +206,12 @@ class _Screen(ast.NodeVisitor):
             self.modules[alias.asname or alias.name.split(".")[0]] = (
                 alias.name if alias.asname else alias.name.split(".")[0]
             )
-            if alias.name.split(".")[0] in FORBIDDEN_MODULES:
-                self.flag(node, f"imports {alias.name}")
-            else:
-                self._allowed_import(node, alias.name)
+            self._allowed_import(node, alias.name)
             self._private_import(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        if module.split(".")[0] in FORBIDDEN_MODULES:
-            self.flag(node, f"imports from {module}")
-        else:
-            self._allowed_import(node, module or ".")
+        self._allowed_import(node, module or ".")
         for alias in node.names:
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
             if module.split(".")[0] in ("os", "sys") and alias.name in FLAGGED_ATTRIBUTES[module.split(".")[0]]:

@@ -18,24 +18,12 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Unicode
 
-from tfperf.autograding.preprocessors import error_output
+from tfperf.autograding.preprocessors import error_output, exercises
 from tfperf.autograding.screen import defined_names, screen
 
 
 def _nbgrader(cell: NotebookNode) -> dict:
     return cell.metadata.get("nbgrader", {})
-
-
-def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
-    """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``."""
-    found: list[tuple[int, list[int]]] = []
-    for i, cell in enumerate(nb.cells):
-        meta = _nbgrader(cell)
-        if cell.cell_type == "code" and meta.get("solution"):
-            found.append((i, []))
-        elif meta.get("grade") and not meta.get("solution") and found:
-            found[-1][1].append(i)
-    return found
 
 
 class ScreenAnswers(Preprocessor):
