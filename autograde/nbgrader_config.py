@@ -32,6 +32,7 @@ from nbgrader.preprocessors import (
 
 from tfperf.autograding import sandbox
 from tfperf.autograding.apart import RefuseLinks, RemoveLinks
+from tfperf.autograding.outside import GradeOutsideKernel
 from tfperf.autograding.placeholders import ClearSolutionsWithPlaceholders
 from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
 from tfperf.autograding.screening import ScreenAnswers
@@ -142,6 +143,7 @@ c.Autograde.autograde_preprocessors = [
         RemoveLinks,
         IgnorePattern,
         ScreenAnswers,
+        GradeOutsideKernel,
         ClearMetadataPreprocessor,
         LimitOutput,
         SaveAutoGrades,
@@ -149,6 +151,12 @@ c.Autograde.autograde_preprocessors = [
         CheckCellMetadata,
     )
 ]
+# Grades decided out of the learner's reach (tfperf.autograding.outside): the kernel runs the notebook for
+# the learner's outputs, but not the test cells of written answers; each such exercise is graded in a
+# fresh sandboxed worker of its own (the instructor's cells, that answer, the instructor's test cells),
+# and only what that worker reports is scored. An answer still at its placeholder scores 0.
+c.GradingExecute.tests_outside = True
+c.GradeOutsideKernel.enabled = True
 c.ScreenAnswers.report = str(here / "reports" / "screen.jsonl")
 # nbconvert preprocessors (unlike nbgrader's own) are off unless enabled: without this line the
 # screen above never ran (found by tests/classgrading: an os.environ answer kept its points).

@@ -7,8 +7,12 @@
   placeholders that the Checks report as "not written yet" (instead of a ``NameError``).
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
+- ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
+- ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
+  of its own (the instructor's cells, that answer, the instructor's tests); the kernel's outcome
+  of a test cell counts for nothing.
 - ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
   its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).

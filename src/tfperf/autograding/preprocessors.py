@@ -42,6 +42,22 @@ def not_run_output(reason: str) -> NotebookNode:
     return error_output(KERNEL_DIED, reason)
 
 
+def is_test(cell: NotebookNode) -> bool:
+    """Whether ``cell`` is a test cell (graded, not an answer)."""
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def released_answers(db_url: str, notebook: str, assignment: str, course_id: str) -> dict[str, str]:
+    """grade_id -> the source each answer cell was released with (its placeholder), from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        found = gb.find_notebook(notebook, assignment)
+        answers = {cell.name for cell in found.solution_cells}
+        return {cell.name: cell.source for cell in found.source_cells if cell.name in answers}
+
+
 def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
     """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``: an exercise is an
     answer cell and the test cells after it, up to the next answer cell."""
@@ -95,10 +111,32 @@ class GradingExecute(Execute):
         config=True
     )
 
+    tests_outside = Bool(
+        False,
+        help="Leave the test cells of written answers to GradeOutsideKernel (tfperf.autograding.outside): they "
+        "are not run in the kernel, and score 0 unless that step grades them",
+    ).tag(config=True)
+
     def preprocess(self, nb, resources=None, km=None):
         self.died_in_cell: int | None = None
         self.skipped: set[int] = set()  # cells of exercises that killed a kernel: never run again
+        self.outside: set[int] = self._graded_outside(nb, resources) if self.tests_outside else set()
         return super().preprocess(nb, resources, km)
+
+    def _graded_outside(self, nb, resources) -> set[int]:
+        """The test cells of every exercise whose answer is not its released placeholder."""
+        from nbgrader.coursedir import CourseDirectory
+
+        info = resources["nbgrader"]
+        course_id = CourseDirectory(config=self.config).course_id
+        placeholders = released_answers(info["db_url"], info["notebook"], info["assignment"], course_id)
+        return {
+            test
+            for answer, tests in exercises(nb)
+            if nb.cells[answer].source.strip()
+            != placeholders.get(nb.cells[answer].metadata.nbgrader.get("grade_id"), "").strip()
+            for test in tests
+        }
 
     def _graded_after(self, index: int) -> bool:
         """Whether a test cell of another exercise comes after cell ``index`` (else a new kernel would grade nothing)."""
@@ -106,7 +144,7 @@ class GradingExecute(Execute):
         return any(
             (c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution"))
             for i, c in enumerate(self.nb.cells)
-            if i > index and i not in dead
+            if i > index and i not in dead and i not in self.outside  # those need no kernel
         )
 
     def _restart_and_replay(self, index: int) -> bool:
@@ -141,6 +179,13 @@ class GradingExecute(Execute):
                 not_run_output(
                     "not run: the kernel stopped earlier in this exercise (see the output of the cell where "
                     "it stopped), and the exercise is not graded further."
+                )
+            ]
+            return cell, resources
+        if index in self.outside:
+            cell.outputs = [
+                not_run_output(
+                    "not graded: this check is graded outside the kernel, and that grading left no outcome here."
                 )
             ]
             return cell, resources

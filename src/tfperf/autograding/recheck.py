@@ -27,13 +27,10 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import io
-import json
 import linecache
 import os
 import random
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -43,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import imports_only
 
 MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
@@ -137,43 +135,6 @@ class NotRunnable(RuntimeError):
     """The submission cannot be re-timed out of its kernel (and why)."""
 
 
-# ---------------------------------------------------------------- messages
-
-
-def _send(stream: BinaryIO, header: dict, arrays: list | None = None) -> None:
-    import numpy as np
-
-    payload = json.dumps(header).encode()
-    blobs = []
-    for array in arrays or []:
-        buffer = io.BytesIO()
-        np.save(buffer, np.asarray(array), allow_pickle=False)
-        blobs.append(buffer.getvalue())
-    stream.write(struct.pack(">II", len(payload), len(blobs)) + payload)
-    for blob in blobs:
-        stream.write(struct.pack(">Q", len(blob)) + blob)
-    stream.flush()
-
-
-def _read_exactly(stream: BinaryIO, size: int) -> bytes:
-    data = stream.read(size)
-    if data is None or len(data) != size:
-        raise EOFError("the worker stopped answering")
-    return data
-
-
-def _receive(stream: BinaryIO) -> tuple[dict, list]:
-    import numpy as np
-
-    size, count = struct.unpack(">II", _read_exactly(stream, 8))
-    header = json.loads(_read_exactly(stream, size))
-    arrays = []
-    for _ in range(count):
-        (length,) = struct.unpack(">Q", _read_exactly(stream, 8))
-        arrays.append(np.load(io.BytesIO(_read_exactly(stream, length)), allow_pickle=False))
-    return header, arrays
-
-
 # ---------------------------------------------------------------- the workers
 
 
@@ -216,7 +177,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, then prepare inputs, run samples and return results."""
     from tfperf.runtime import device, logs
 
-    header, _ = _receive(requests)
+    header, _ = receive(requests)
     namespace: dict = {"__name__": "__main__"}
     try:
         with logs.captured_output(), _seeded(0):
@@ -227,13 +188,13 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             function = eval(header["function"], namespace)
             make_inputs = eval(header["make_inputs"], namespace)
     except BaseException:
-        _send(replies, {"error": traceback.format_exc(limit=3)})
+        send(replies, {"error": traceback.format_exc(limit=3)})
         return
-    _send(replies, {"ready": True})
+    send(replies, {"ready": True})
     inputs: list = []
     results: list = []
     while True:
-        request, _ = _receive(requests)
+        request, _ = receive(requests)
         try:
             if request["do"] == "prepare":
                 inputs = []
@@ -241,20 +202,20 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
                     with _seeded(seed):
                         inputs.append(tuple(make_inputs()))
                 results = []
-                _send(replies, {"ok": True})
+                send(replies, {"ok": True})
             elif request["do"] == "run":
                 device.sync()
                 with logs.captured_output():
                     results = [function(*args) for args in inputs]
                 device.sync()
-                _send(replies, {"ok": True})
+                send(replies, {"ok": True})
             elif request["do"] == "result":
                 leaves = _leaves(results[request["index"]])
-                _send(replies, {"ok": True}, leaves)
+                send(replies, {"ok": True}, leaves)
             else:
                 return
         except BaseException:
-            _send(replies, {"error": traceback.format_exc(limit=3)})
+            send(replies, {"error": traceback.format_exc(limit=3)})
 
 
 def _worker_main() -> None:
@@ -271,20 +232,20 @@ class Worker:
         self.process = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=preexec_fn
         )
-        _send(
+        send(
             self.process.stdin,
             {"cells": cells, "prelude": check.prelude, "function": function, "make_inputs": check.make_inputs},
         )
         self.expect()
 
     def ask(self, **request) -> list:
-        _send(self.process.stdin, request)
+        send(self.process.stdin, request)
         return self.expect()
 
     def expect(self) -> list:
         try:
-            header, arrays = _receive(self.process.stdout)
-        except (EOFError, struct.error, ValueError) as err:
+            header, arrays = receive(self.process.stdout)
+        except WorkerStopped as err:
             raise NotRunnable(f"{self.what} stopped ({err})") from err
         if "error" in header:
             raise NotRunnable(f"{self.what} failed:\n{header['error']}")
@@ -292,7 +253,7 @@ class Worker:
 
     def close(self) -> None:
         try:
-            _send(self.process.stdin, {"do": "exit"})
+            send(self.process.stdin, {"do": "exit"})
         except OSError:
             pass
         try:

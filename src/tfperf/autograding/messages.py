@@ -1,0 +1,57 @@
+"""Messages between the grading process and its workers: a JSON header and NumPy ``.npy`` arrays.
+
+Never pickles: a worker runs learner code, so whatever it sends is read as data only
+(``allow_pickle=False``), and a hostile worker cannot run code in the grading process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from typing import BinaryIO
+
+
+class WorkerStopped(EOFError):
+    """The other side closed the stream, or sent something that is not a whole message."""
+
+
+def send(stream: BinaryIO, header: dict, arrays: list | None = None) -> None:
+    """Write one message: its header (JSON) and its arrays, each as an ``.npy`` file."""
+    import numpy as np
+
+    payload = json.dumps(header).encode()
+    blobs = []
+    for array in arrays or []:
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(array), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+    stream.write(struct.pack(">II", len(payload), len(blobs)) + payload)
+    for blob in blobs:
+        stream.write(struct.pack(">Q", len(blob)) + blob)
+    stream.flush()
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise WorkerStopped("the worker stopped answering")
+    return data
+
+
+def receive(stream: BinaryIO) -> tuple[dict, list]:
+    """Read one message written by :func:`send`: ``(header, arrays)``."""
+    import numpy as np
+
+    try:
+        size, count = struct.unpack(">II", _read_exactly(stream, 8))
+        header = json.loads(_read_exactly(stream, size))
+        arrays = []
+        for _ in range(count):
+            (length,) = struct.unpack(">Q", _read_exactly(stream, 8))
+            arrays.append(np.load(io.BytesIO(_read_exactly(stream, length)), allow_pickle=False))
+    except (struct.error, ValueError) as err:  # ValueError: bad JSON, a pickled or broken array
+        raise WorkerStopped(f"the worker sent something that is not a message ({err})") from err
+    if not isinstance(header, dict):
+        raise WorkerStopped("the worker sent a message whose header is not an object")
+    return header, arrays

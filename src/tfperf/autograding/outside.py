@@ -1,0 +1,394 @@
+"""Grades decided outside the submission's kernel: ``GradeOutsideKernel``, an nbgrader step.
+
+nbgrader runs the submitted notebook in the sandboxed kernel, for the learner's outputs and
+feedback; whatever the kernel then says of a test cell counts for nothing. For every exercise
+whose answer was written, this step starts a fresh worker (``python -m tfperf.autograding.outside
+worker``), sandboxed like the kernel (bubblewrap: no network, read-only course, the gradebook and
+the instructor's source hidden, a private working folder and ``/tmp``, the kernel's limits), and
+sends it the cells of that exercise only, from the *instructor's* notebook for everything but
+the answer:
+
+- the locked cells, the earlier exercises' reference answers, the demonstrations' imports, in the
+  instructor's order, up to the exercise's test cells;
+- the submitted answer cell of this exercise;
+- the instructor's test cells of the exercise (hidden tests included).
+
+The worker is plain Python, not IPython: no kernel hooks, no AST transformers, no other
+exercise's code, nothing left running by an earlier cell. It reports each test cell's outcome
+(what it printed, the error it raised) as JSON, tagged with a key that the grading process
+drew and sent before any learner code ran, and it is killed at the cell time limit. This
+process writes those outcomes into the notebook's test cells, which ``SaveAutoGrades`` then
+scores. An exercise whose answer is still the released placeholder scores 0 without a worker.
+A worker that dies, hangs or sends anything else costs its own exercise only.
+
+What still shares a process: inside one worker, the exercise's own checks run after its
+answer, so they rely on the guard (``tfperf.grading.guard``) and the static screen for that
+exercise; the speed checks' clock and the unfixed code's run are moved out by
+``python -m tfperf recheck``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import linecache
+import os
+import queue
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+from traitlets import Bool, Integer
+
+from tfperf.autograding import sandbox
+from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.autograding.preprocessors import error_output, exercises, imports_only, is_test, released_answers
+
+#: Characters of a test cell's printed output kept for the feedback.
+PRINTED_LIMIT = 4000
+#: Seconds a worker may take to start (the interpreter, before the first cell).
+START_SECONDS = 60
+NOT_WRITTEN = "NotWritten"
+OUTSIDE = "GradedOutsideKernel"
+
+
+# ---------------------------------------------------------------- what a worker runs
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of the instructor's notebook: its answer cell and its test cells, by grade_id."""
+
+    answer: str
+    tests: tuple[str, ...]
+    cells: tuple[str, ...]  # what runs before the answer's place is taken: see program()
+    answer_position: int  # where in ``cells`` the answer goes
+    test_sources: tuple[str, ...]
+
+    def program(self, answer_source: str) -> list[str]:
+        """The cells a worker runs before the test cells, with ``answer_source`` as the answer."""
+        cells = list(self.cells)
+        cells[self.answer_position] = answer_source
+        return cells
+
+
+def _grade_id(cell: NotebookNode) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def instructor_exercises(source_nb: NotebookNode) -> list[Exercise]:
+    """Every exercise of the instructor's notebook, with the cells its worker runs: the code cells before
+    its last test cell, in order, test cells left out, locked and answer cells whole (earlier answers
+    the reference's), demonstration cells cut to their imports."""
+    found = []
+    for answer_index, test_indices in exercises(source_nb):
+        if not test_indices:
+            continue
+        cells, position = [], None
+        for i, cell in enumerate(source_nb.cells[: test_indices[-1]]):
+            if cell.cell_type != "code" or is_test(cell):
+                continue
+            if i == answer_index:
+                position = len(cells)
+            meta = cell.metadata.get("nbgrader", {})
+            cells.append(cell.source if meta else imports_only(cell.source))
+        found.append(
+            Exercise(
+                answer=_grade_id(source_nb.cells[answer_index]),
+                tests=tuple(_grade_id(source_nb.cells[i]) for i in test_indices),
+                cells=tuple(cells),
+                answer_position=position,
+                test_sources=tuple(source_nb.cells[i].source for i in test_indices),
+            )
+        )
+    return found
+
+
+# ---------------------------------------------------------------- the worker
+
+
+def _failure(err: BaseException) -> dict:
+    """An exception as nbgrader's error output: its name, message and a short traceback."""
+    render = getattr(err, "_render_traceback_", None)
+    if callable(render):
+        lines = render()
+    else:
+        tb = err.__traceback__.tb_next if err.__traceback__ is not None else None  # not this module's frame
+        lines = "".join(traceback.format_exception(type(err), err, tb, limit=-4)).splitlines()
+    return {"ename": type(err).__name__, "evalue": str(err), "traceback": [str(line) for line in lines]}
+
+
+def _run_cell(source: str, name: str, namespace: dict) -> dict | None:
+    """Run one cell's source; its error as :func:`_failure` describes it, or None."""
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
+    try:
+        exec(compile(source, name, "exec"), namespace)
+    except BaseException as err:  # noqa: BLE001 (SystemExit and KeyboardInterrupt too: the cell failed)
+        return _failure(err)
+    return None
+
+
+def serve(requests, replies) -> None:
+    """A worker: run the cells it is sent, then each test cell, reporting after every one."""
+    header, _ = receive(requests)
+    key = header["key"]
+
+    def report(**message) -> None:
+        send(replies, {"key": key, **message})
+
+    namespace: dict = {"__name__": "__main__"}
+    for index, source in enumerate(header["cells"]):
+        report(cell=index, error=_run_cell(source, f"<cell {index + 1}>", namespace))
+    for grade_id, source in zip(header["tests"], header["test_sources"]):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            error = _run_cell(source, f"<test {grade_id}>", namespace)
+        report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
+    report(finished=True)
+
+
+def _worker_main() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever the cells print goes to stderr, never into the replies
+    requests = sys.stdin.buffer
+    serve(requests, replies)
+
+
+# ---------------------------------------------------------------- the grading process's side
+
+
+@dataclass
+class Outcome:
+    """What the grading process concluded about one test cell."""
+
+    printed: str = ""
+    error: dict | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None
+
+    def outputs(self) -> list[NotebookNode]:
+        shown = []
+        if self.printed:
+            shown.append(NotebookNode(output_type="stream", name="stdout", text=self.printed))
+        if self.error is not None:
+            if self.error.get("traceback"):
+                shown.append(
+                    NotebookNode(
+                        output_type="error",
+                        ename=self.error["ename"],
+                        evalue=self.error["evalue"],
+                        traceback=list(self.error["traceback"]),
+                    )
+                )
+            else:
+                shown.append(error_output(self.error["ename"], self.error["evalue"]))
+        return shown
+
+
+def _problem(message: str) -> Outcome:
+    return Outcome(error={"ename": OUTSIDE, "evalue": message})
+
+
+def worker_argv(workdir: str, *, sandboxed: bool = True) -> list[str]:
+    """The command of one worker: this interpreter, under bubblewrap unless ``sandboxed`` is False."""
+    argv = [sys.executable, "-m", "tfperf.autograding.outside", "worker"]
+    if not sandboxed:
+        return argv
+    hidden = tuple(p for p in os.environ.get(sandbox.HIDE_ENV, "").split(os.pathsep) if p)
+    return sandbox.bwrap_argv(workdir, workdir, argv, bwrap=sandbox.find_bwrap(), hidden=hidden)
+
+
+def _forward_record(worker_record: Path, destination: Path | None) -> None:
+    """Append the speed checks' rows that a worker recorded (``TFPERF_RECORD``) to ``destination``: JSON
+    objects only, one a line (they feed the instructor's report, never a grade)."""
+    if destination is None or not worker_record.is_file():
+        return
+    rows = []
+    for line in worker_record.read_text(errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(json.dumps(row))
+    if rows:
+        with destination.open("a", encoding="utf-8") as f:
+            f.write("".join(row + "\n" for row in rows))
+
+
+def grade_exercise(
+    exercise: Exercise,
+    answer_source: str,
+    *,
+    timeout: float = 180,
+    sandboxed: bool = True,
+    record: Path | None = None,
+) -> dict[str, Outcome]:
+    """Run ``exercise`` with ``answer_source`` in a fresh worker: grade_id -> outcome of each test cell.
+
+    Every cell gets ``timeout`` seconds; a worker that goes past it, stops early, or sends a message
+    without the key fails the test cells not yet reported. What the speed checks record goes to
+    ``record`` (see :func:`_forward_record`)."""
+    from tfperf.grading import RECORD_ENV_VAR
+
+    key = secrets.token_hex(16)
+    outcomes: dict[str, Outcome] = {}
+    cells = exercise.program(answer_source)
+    answer_error: dict | None = None
+    with tempfile.TemporaryDirectory(prefix="tfperf-exercise-") as workdir:
+        worker_record = Path(workdir) / "record.jsonl"
+        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", **{RECORD_ENV_VAR: str(worker_record)})
+        process = subprocess.Popen(
+            worker_argv(workdir, sandboxed=sandboxed),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=workdir,
+            env=env,
+            preexec_fn=sandbox.Limits().apply if sandboxed else None,
+        )
+        messages: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            try:
+                while True:
+                    messages.put(receive(process.stdout)[0])
+            except (WorkerStopped, OSError) as err:
+                messages.put(err)
+
+        threading.Thread(target=read, daemon=True).start()
+        problem = None
+        try:
+            send(
+                process.stdin,
+                {
+                    "key": key,
+                    "cells": cells,
+                    "tests": list(exercise.tests),
+                    "test_sources": list(exercise.test_sources),
+                },
+            )
+            process.stdin.close()
+            wait = START_SECONDS + timeout
+            while True:
+                try:
+                    message = messages.get(timeout=wait)
+                except queue.Empty:
+                    problem = f"a cell ran past the time limit ({timeout:g} s) and was stopped."
+                    break
+                wait = timeout
+                if isinstance(message, Exception):
+                    problem = "the process running it stopped (it exited or crashed, or went over a limit)."
+                    break
+                if message.get("key") != key:
+                    problem = "its process sent a message that it did not write (the answer wrote into it)."
+                    break
+                if message.get("finished"):
+                    break
+                if message.get("cell") == exercise.answer_position and message.get("error"):
+                    answer_error = message["error"]
+                if "test" in message and message["test"] in exercise.tests:
+                    outcomes[message["test"]] = Outcome(str(message.get("printed", "")), message.get("error"))
+        except OSError as err:
+            problem = f"its process could not be started ({err})."
+        finally:
+            process.kill()
+            process.wait()
+        _forward_record(worker_record, record)
+    for grade_id in exercise.tests:
+        if grade_id not in outcomes:
+            outcomes[grade_id] = _problem(f"Graded outside the kernel, this check did not finish: {problem}")
+        elif answer_error is not None and not outcomes[grade_id].passed:
+            outcomes[
+                grade_id
+            ].printed += f"(The answer cell raised {answer_error['ename']}: {answer_error['evalue']})\n"
+    return outcomes
+
+
+def _not_written(cell: NotebookNode, answer: str) -> list[NotebookNode]:
+    """The outputs of a test cell whose answer is still the placeholder: the kernel's "not written yet"
+    error where it gave one (a better message), otherwise the course's own."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error" and "not written yet" in str(output.get("evalue", "")):
+            return [output]
+    return [
+        error_output(
+            NOT_WRITTEN,
+            f"The answer cell '{answer}' is not written yet: it still holds the placeholder it was released with.",
+        )
+    ]
+
+
+class GradeOutsideKernel(Preprocessor):
+    """Score every test cell of an exercise from a fresh sandboxed worker, never from the kernel."""
+
+    enabled = Bool(True, help="Decide test cells' outcomes outside the kernel").tag(config=True)
+    timeout = Integer(0, help="Seconds per cell in a worker (0: Execute.timeout, else 180)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        import nbformat
+        from nbgrader.coursedir import CourseDirectory
+
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(config=self.config)
+        source = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+        source /= f"{info['notebook']}.ipynb"
+        cells = {_grade_id(c): c for c in nb.cells if _grade_id(c)}
+        try:
+            found = instructor_exercises(nbformat.read(source, as_version=4))
+            placeholders = released_answers(info["db_url"], info["notebook"], info["assignment"], coursedir.course_id)
+        except Exception as err:  # noqa: BLE001 (no grade from the kernel either: every test cell fails)
+            self.log.error("Cannot grade %s outside the kernel: %s", source, err)
+            for cell in nb.cells:
+                if is_test(cell):
+                    cell.outputs = _problem(f"This check could not be graded outside the kernel ({err}).").outputs()
+            return nb, resources
+        timeout = self.timeout or int(self.config.Execute.get("timeout", 0) or 180)
+        record = self._record_file(resources)
+        for exercise in found:
+            tests = [cells[g] for g in exercise.tests if g in cells]
+            if any(o.get("ename") == "ScreenFailure" for c in tests for o in c.get("outputs", [])):
+                continue  # the screen zeroed it: its message stays
+            answer = cells.get(exercise.answer)
+            if answer is None or answer.source.strip() == placeholders.get(exercise.answer, "").strip():
+                for cell in tests:
+                    cell.outputs = _not_written(cell, exercise.answer)
+                continue
+            self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
+            for grade_id, outcome in grade_exercise(exercise, answer.source, timeout=timeout, record=record).items():
+                if grade_id in cells:
+                    cells[grade_id].outputs = outcome.outputs()
+        return nb, resources
+
+    @staticmethod
+    def _record_file(resources: dict) -> Path | None:
+        """Where the kernel's speed checks record (``TFPERF_RECORD``; relative: to the notebook's folder)."""
+        from tfperf.grading import RECORD_ENV_VAR
+
+        value = os.environ.get(RECORD_ENV_VAR)
+        if not value:
+            return None
+        return Path(resources.get("metadata", {}).get("path") or ".") / value
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if args[:1] != ["worker"]:
+        print("usage: python -m tfperf.autograding.outside worker (started by nbgrader autograde)", file=sys.stderr)
+        return 2
+    _worker_main()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Grades decided outside the kernel (tfperf.autograding.outside): what a worker runs, and what its
+process can and cannot make the grading process believe. Small cells, no TensorFlow: seconds."""
+
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import pytest
+
+from tests.conftest import REPO
+from tfperf.autograding import outside
+
+SANDBOXED = pytest.mark.parametrize(
+    "sandboxed",
+    [False, pytest.param(True, marks=pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap"))],
+    ids=["plain", "sandboxed"],
+)
+
+GIVEN = "def slow_square(x):\n    return x * x"
+TESTS = (
+    "assert square(3) == slow_square(3), square(3)\nprint('checked 3')",
+    "assert square(2) == 4\nprint('checked 2')",
+)
+
+
+def toy_exercise() -> outside.Exercise:
+    return outside.Exercise(
+        answer="answer",
+        tests=("t1", "t2"),
+        cells=(GIVEN, "PLACEHOLDER"),
+        answer_position=1,
+        test_sources=TESTS,
+    )
+
+
+def grade(answer: str, *, sandboxed: bool = False, timeout: float = 10) -> dict[str, outside.Outcome]:
+    return outside.grade_exercise(toy_exercise(), answer, timeout=timeout, sandboxed=sandboxed)
+
+
+@SANDBOXED
+def test_a_right_answer_passes_with_what_its_checks_printed(sandboxed):
+    outcomes = grade("def square(x):\n    return x ** 2", sandboxed=sandboxed)
+    assert [o.passed for o in outcomes.values()] == [True, True]
+    assert outcomes["t1"].printed == "checked 3\n"
+    assert [o.output_type for o in outcomes["t1"].outputs()] == ["stream"]
+
+
+def test_a_wrong_answer_fails_with_the_checks_error():
+    outcomes = grade("def square(x):\n    return x + x")
+    assert outcomes["t1"].error["ename"] == "AssertionError" and outcomes["t1"].error["evalue"] == "6"
+    assert outcomes["t2"].passed  # 2 + 2 == 4: this check alone cannot tell
+    assert outcomes["t1"].outputs()[-1].output_type == "error"
+
+
+def test_an_answer_that_raises_is_named_under_the_failed_check():
+    outcomes = grade("raise ValueError('half done')\ndef square(x):\n    return x * x")
+    assert outcomes["t1"].error["ename"] == "NameError"
+    assert "The answer cell raised ValueError: half done" in outcomes["t1"].printed
+
+
+@SANDBOXED
+def test_a_forged_report_is_not_believed(sandboxed):
+    """The answer writes "passed" reports into every file descriptor it can: without the key the grading
+    process drew, the worker's word is not taken, and both checks fail."""
+    forge = (
+        "import os, json, struct\n"
+        "def square(x):\n    return 0\n"
+        "for fd in range(3, 64):\n"
+        "    for test in ('t1', 't2'):\n"
+        "        body = json.dumps({'key': '0' * 32, 'test': test, 'printed': '', 'error': None}).encode()\n"
+        "        try:\n"
+        "            os.write(fd, struct.pack('>II', len(body), 0) + body)\n"
+        "        except OSError:\n"
+        "            pass\n"
+    )
+    outcomes = grade(forge, sandboxed=sandboxed)
+    assert not any(o.passed for o in outcomes.values())
+    assert "did not write" in outcomes["t1"].error["evalue"] + outcomes["t2"].error["evalue"]
+
+
+def test_an_answer_that_ends_its_process_fails_its_checks():
+    outcomes = grade("import os\nos._exit(0)")
+    assert not any(o.passed for o in outcomes.values())
+    assert "stopped" in outcomes["t1"].error["evalue"]
+
+
+def test_an_endless_check_is_stopped_at_the_time_limit():
+    outcomes = grade("def square(x):\n    while True:\n        pass", timeout=2)
+    assert "ran past the time limit (2 s)" in outcomes["t1"].error["evalue"]
+
+
+def test_no_ipython_to_hook_and_the_instructors_tests_run():
+    """An answer that registers an AST transformer in the kernel finds no kernel here; the test cells
+    are the instructor's sources, whatever the submitted notebook says."""
+    hook = "def square(x):\n    return 0\nimport IPython\nIPython.get_ipython().ast_transformers.append(None)"
+    outcomes = grade(hook)
+    assert outcomes["t1"].error["ename"] == "AssertionError"
+    assert "AttributeError" in outcomes["t1"].printed  # get_ipython() is None outside a kernel
+
+
+@SANDBOXED
+def test_the_workers_record_reaches_the_report_as_json_rows_only(tmp_path, sandboxed):
+    record = tmp_path / "record.jsonl"
+    answer = (
+        "import os\ndef square(x):\n    return x * x\n"
+        "with open(os.environ['TFPERF_RECORD'], 'a') as f:\n"
+        '    f.write(\'{"exercise": "e", "ratios": [2.0]}\\nnot json\\n[1]\\n\')'
+    )
+    outside.grade_exercise(toy_exercise(), answer, timeout=10, sandboxed=sandboxed, record=record)
+    assert record.read_text() == '{"exercise": "e", "ratios": [2.0]}\n'
+
+
+def test_a_chapters_exercises_run_the_instructors_cells_with_one_answer():
+    source = nbformat.read(REPO / "solutions" / "01_tensors" / "tensors_and_devices.ipynb", as_version=4)
+    found = outside.instructor_exercises(source)
+    assert [(e.answer, e.tests) for e in found] == [
+        ("weighted_mean", ("weighted_mean_tests",)),
+        ("row_scores", ("row_scores_tests",)),
+    ]
+    first, second = found
+    assert "### BEGIN HIDDEN TESTS" in second.test_sources[0]  # the instructor's test cell, hidden part too
+    program = second.program("MY ANSWER")
+    assert program[second.answer_position] == "MY ANSWER"
+    assert first.program("X")[first.answer_position] == "X"
+    # the earlier exercise's answer is the reference's, and no test cell is among the cells
+    reference = next(
+        c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "weighted_mean"
+    )
+    assert reference in program
+    assert not any("grading." in cell and "assert" in cell and "### BEGIN HIDDEN" in cell for cell in program)
