@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from tfperf.autograding import recheck
+from tfperf.autograding.preprocessors import imports_only
 from tfperf.autograding.screen import defined_names
 
 
@@ -197,7 +197,7 @@ def without_demonstrations(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     them, which makes each packed student a third to half cheaper to grade."""
     for cell in nb.cells:
         if cell.cell_type == "code" and not cell.metadata.get("nbgrader"):
-            cell.source = recheck.imports_only(cell.source)
+            cell.source = imports_only(cell.source)
             cell.outputs = []
     return nb
 

@@ -8,6 +8,8 @@
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
+- ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
+  instructor's cells, the answer, the test cells) and reports each test cell's outcome.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
 - ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker

@@ -2,8 +2,7 @@
 
 nbgrader runs the submitted notebook in the sandboxed kernel, for the learner's outputs and
 feedback; whatever the kernel then says of a test cell counts for nothing. For every exercise
-whose answer was written, this step starts a fresh worker (``python -m tfperf.autograding.outside
-worker``), sandboxed like the kernel (bubblewrap: no network, read-only course, the gradebook and
+whose answer was written, this step starts a fresh worker (``python -m tfperf.autograding.worker``), sandboxed like the kernel (bubblewrap: no network, read-only course, the gradebook and
 the instructor's source hidden, a private working folder and ``/tmp``, the kernel's limits), and
 sends it the cells of that exercise only, from the *instructor's* notebook for everything but
 the answer:
@@ -29,10 +28,7 @@ exercise; the speed checks' clock and the unfixed code's run are moved out by
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import linecache
 import os
 import queue
 import secrets
@@ -40,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +47,6 @@ from tfperf.autograding import sandbox
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output, exercises, imports_only, is_test, released_answers
 
-#: Characters of a test cell's printed output kept for the feedback.
-PRINTED_LIMIT = 4000
 #: Seconds a worker may take to start (the interpreter, before the first cell).
 START_SECONDS = 60
 NOT_WRITTEN = "NotWritten"
@@ -112,56 +105,6 @@ def instructor_exercises(source_nb: NotebookNode) -> list[Exercise]:
     return found
 
 
-# ---------------------------------------------------------------- the worker
-
-
-def _failure(err: BaseException) -> dict:
-    """An exception as nbgrader's error output: its name, message and a short traceback."""
-    render = getattr(err, "_render_traceback_", None)
-    if callable(render):
-        lines = render()
-    else:
-        tb = err.__traceback__.tb_next if err.__traceback__ is not None else None  # not this module's frame
-        lines = "".join(traceback.format_exception(type(err), err, tb, limit=-4)).splitlines()
-    return {"ename": type(err).__name__, "evalue": str(err), "traceback": [str(line) for line in lines]}
-
-
-def _run_cell(source: str, name: str, namespace: dict) -> dict | None:
-    """Run one cell's source; its error as :func:`_failure` describes it, or None."""
-    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
-    try:
-        exec(compile(source, name, "exec"), namespace)
-    except BaseException as err:  # noqa: BLE001 (SystemExit and KeyboardInterrupt too: the cell failed)
-        return _failure(err)
-    return None
-
-
-def serve(requests, replies) -> None:
-    """A worker: run the cells it is sent, then each test cell, reporting after every one."""
-    header, _ = receive(requests)
-    key = header["key"]
-
-    def report(**message) -> None:
-        send(replies, {"key": key, **message})
-
-    namespace: dict = {"__name__": "__main__"}
-    for index, source in enumerate(header["cells"]):
-        report(cell=index, error=_run_cell(source, f"<cell {index + 1}>", namespace))
-    for grade_id, source in zip(header["tests"], header["test_sources"]):
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            error = _run_cell(source, f"<test {grade_id}>", namespace)
-        report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
-    report(finished=True)
-
-
-def _worker_main() -> None:
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # whatever the cells print goes to stderr, never into the replies
-    requests = sys.stdin.buffer
-    serve(requests, replies)
-
-
 # ---------------------------------------------------------------- the grading process's side
 
 
@@ -200,8 +143,9 @@ def _problem(message: str) -> Outcome:
 
 
 def worker_argv(workdir: str, *, sandboxed: bool = True) -> list[str]:
-    """The command of one worker: this interpreter, under bubblewrap unless ``sandboxed`` is False."""
-    argv = [sys.executable, "-m", "tfperf.autograding.outside", "worker"]
+    """The command of one worker (:mod:`tfperf.autograding.worker`): this interpreter, under bubblewrap unless
+    ``sandboxed`` is False."""
+    argv = [sys.executable, "-m", "tfperf.autograding.worker"]
     if not sandboxed:
         return argv
     hidden = tuple(p for p in os.environ.get(sandbox.HIDE_ENV, "").split(os.pathsep) if p)
@@ -379,16 +323,3 @@ class GradeOutsideKernel(Preprocessor):
         if not value:
             return None
         return Path(resources.get("metadata", {}).get("path") or ".") / value
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
-    if args[:1] != ["worker"]:
-        print("usage: python -m tfperf.autograding.outside worker (started by nbgrader autograde)", file=sys.stderr)
-        return 2
-    _worker_main()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

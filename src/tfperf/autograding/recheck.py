@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tfperf.autograding.messages import WorkerStopped, receive, send
-from tfperf.autograding.preprocessors import imports_only
 
 MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
 MAX_CALLS_PER_SAMPLE = 1000
@@ -112,6 +111,8 @@ def program(source_nb, answers_nb=None) -> list[str]:
     """The cells a worker runs: the source notebook's order; locked cells from the source; answer
     cells from ``answers_nb`` (the submission) or the source's reference; test cells left out;
     demonstration cells cut to their imports."""
+    from tfperf.autograding.preprocessors import imports_only  # nbgrader: not in the workers' imports
+
     answers = {}
     if answers_nb is not None:
         answers = {_nbgrader(c).get("grade_id"): c.source for c in answers_nb.cells if _nbgrader(c).get("solution")}
@@ -175,6 +176,7 @@ def _seeded(seed: int):
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, then prepare inputs, run samples and return results."""
+    from tfperf.measure import timing
     from tfperf.runtime import device, logs
 
     header, _ = receive(requests)
@@ -206,7 +208,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             elif request["do"] == "run":
                 device.sync()
                 with logs.captured_output():
-                    results = [function(*args) for args in inputs]
+                    results = [timing.settle(function(*args)) for args in inputs]
                 device.sync()
                 send(replies, {"ok": True})
             elif request["do"] == "result":

@@ -209,6 +209,34 @@ def _copy_arrays(value: Any) -> Any:
     return value.copy() if type(value).__module__ == "numpy" and hasattr(value, "copy") else value
 
 
+_PLAIN = (int, float, bool, complex, str, bytes, type(None))
+
+
+def settle(value: Any) -> Any:
+    """``value`` made concrete, inside the clock: what NumPy or TensorFlow computed (arrays, tensors,
+    variables, datasets: classes of ``numpy`` or ``tensorflow`` themselves), Python numbers and strings,
+    and tuples, lists and dicts of them, as they are (a device's work is waited for by ``sync``); any
+    other object is converted with ``numpy.asarray`` now, so that a lazy result cannot defer its work
+    past the clock (nor change its value after it)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(settle(v) for v in value) if type(value) in (tuple, list) else _as_array(value)
+    if type(value) is dict:
+        return {k: settle(v) for k, v in value.items()}
+    module = type(value).__module__ or ""
+    if type(value) in _PLAIN or module == "numpy" or module.startswith("tensorflow."):
+        return value
+    return _as_array(value)
+
+
+def _as_array(value: Any) -> Any:
+    import numpy as np
+
+    try:
+        return np.asarray(value)
+    except Exception:  # noqa: BLE001 (not an array: the check that compares results says so)
+        return value
+
+
 def _fresh_sample(
     fn: Callable[..., Any], make_inputs: Callable[[], Any], calls: int, sync: Callable[[], None], keep: bool
 ) -> tuple[float, Witness | None]:
@@ -220,7 +248,7 @@ def _fresh_sample(
     sync()
     start = _clock()
     for i, a in enumerate(args):
-        r = fn(*a)
+        r = settle(fn(*a))
         if i == k:
             result = r
     sync()

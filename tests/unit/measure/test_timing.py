@@ -1,5 +1,6 @@
 import time
 
+import numpy as np
 import pytest
 
 from tfperf.measure import timing
@@ -106,3 +107,32 @@ def test_compare_fresh_keeps_a_copy_of_the_arrays_a_call_could_change():
 
     c = timing.compare_fresh(scribbles, scribbles, lambda: (model, np.ones(4)), pairs=2, min_time=0.001)
     assert all(w.args[0] is model and w.args[1].sum() == 4.0 and w.result == 4.0 for w in c.witnesses)
+
+
+class _LazySum:
+    """A result whose work runs only when it is converted (the "lazy result" attack)."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __array__(self, dtype=None, copy=None):
+        time.sleep(0.02)
+        return np.asarray(sum(self.x), dtype=dtype)
+
+
+def test_a_lazy_result_does_its_work_inside_the_clock():
+    def make_inputs():
+        return (list(range(10)),)
+
+    per_call, witness = timing._fresh_sample(_LazySum, make_inputs, 5, lambda: None, keep=True)
+    assert per_call >= 0.02  # the conversion's sleep was timed
+    assert type(witness.result) is np.ndarray and witness.result == 45  # kept concrete, not the lazy object
+
+
+def test_settle_leaves_what_numpy_and_tensorflow_computed_as_it_is():
+    import tensorflow as tf
+
+    array, tensor = np.ones(3), tf.ones(3)
+    settled = timing.settle((array, [tensor, 2.0], {"k": None}))
+    assert settled[0] is array and settled[1][0] is tensor and settled[1][1] == 2.0 and settled[2] == {"k": None}
+    assert type(timing.settle(_LazySum([1, 2]))) is np.ndarray

@@ -1,0 +1,72 @@
+"""The process that grades one exercise outside the kernel: ``python -m tfperf.autograding.worker``.
+
+Started by :class:`tfperf.autograding.outside.GradeOutsideKernel`, sandboxed. It reads one message (the
+cells to run, the test cells, a key), runs the cells in one namespace as plain Python (no IPython),
+then each test cell, and reports after every cell, each report tagged with the key. It imports only
+what it needs to talk (:mod:`tfperf.autograding.messages`): nbgrader stays out of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import linecache
+import os
+import sys
+import traceback
+
+from tfperf.autograding.messages import receive, send
+
+#: Characters of a test cell's printed output kept for the feedback.
+PRINTED_LIMIT = 4000
+
+
+def _failure(err: BaseException) -> dict:
+    """An exception as nbgrader's error output: its name, message and a short traceback."""
+    render = getattr(err, "_render_traceback_", None)
+    if callable(render):
+        lines = render()
+    else:
+        tb = err.__traceback__.tb_next if err.__traceback__ is not None else None  # not this module's frame
+        lines = "".join(traceback.format_exception(type(err), err, tb, limit=-4)).splitlines()
+    return {"ename": type(err).__name__, "evalue": str(err), "traceback": [str(line) for line in lines]}
+
+
+def _run_cell(source: str, name: str, namespace: dict) -> dict | None:
+    """Run one cell's source; its error as :func:`_failure` describes it, or None."""
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
+    try:
+        exec(compile(source, name, "exec"), namespace)
+    except BaseException as err:  # noqa: BLE001 (SystemExit and KeyboardInterrupt too: the cell failed)
+        return _failure(err)
+    return None
+
+
+def serve(requests, replies) -> None:
+    """A worker: run the cells it is sent, then each test cell, reporting after every one."""
+    header, _ = receive(requests)
+    key = header["key"]
+
+    def report(**message) -> None:
+        send(replies, {"key": key, **message})
+
+    namespace: dict = {"__name__": "__main__"}
+    for index, source in enumerate(header["cells"]):
+        report(cell=index, error=_run_cell(source, f"<cell {index + 1}>", namespace))
+    for grade_id, source in zip(header["tests"], header["test_sources"]):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            error = _run_cell(source, f"<test {grade_id}>", namespace)
+        report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
+    report(finished=True)
+
+
+def _worker_main() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever the cells print goes to stderr, never into the replies
+    requests = sys.stdin.buffer
+    serve(requests, replies)
+
+
+if __name__ == "__main__":
+    _worker_main()
