@@ -148,8 +148,7 @@ def worker_argv(workdir: str, *, sandboxed: bool = True) -> list[str]:
     argv = [sys.executable, "-m", "tfperf.autograding.worker"]
     if not sandboxed:
         return argv
-    hidden = tuple(p for p in os.environ.get(sandbox.HIDE_ENV, "").split(os.pathsep) if p)
-    return sandbox.bwrap_argv(workdir, workdir, argv, bwrap=sandbox.find_bwrap(), hidden=hidden)
+    return sandbox.bwrap_argv(workdir, workdir, argv, bwrap=sandbox.find_bwrap(), hidden=sandbox.hidden_paths())
 
 
 def _forward_record(worker_record: Path, destination: Path | None) -> None:

@@ -376,7 +376,9 @@ def recheck(
         with tempfile.TemporaryDirectory(prefix="tfperf-recheck-") as workdir:
             answer_argv = _worker_argv()
             if sandboxed:
-                answer_argv = sandbox.bwrap_argv(workdir, workdir, answer_argv, bwrap=sandbox.find_bwrap())
+                answer_argv = sandbox.bwrap_argv(
+                    workdir, workdir, answer_argv, bwrap=sandbox.find_bwrap(), hidden=sandbox.hidden_paths()
+                )
             baseline = answer = None
             try:
                 baseline = Worker(_worker_argv(), baseline_cells, check, check.baseline, "the unfixed code's process")

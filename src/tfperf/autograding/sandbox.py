@@ -174,6 +174,12 @@ def bwrap_argv(
     return argv
 
 
+def hidden_paths() -> tuple[str, ...]:
+    """The paths that sandboxed learner code must not even read (``TFPERF_SANDBOX_HIDE``, set by the nbgrader
+    configuration: the gradebook, the other submissions, the instructor's source, the reports)."""
+    return tuple(p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p)
+
+
 def ipc_folder(connection_file: str) -> str:
     """The folder where the kernel must create its ipc sockets, from its connection file."""
     info = json.loads(Path(connection_file).read_text())
@@ -194,7 +200,7 @@ def launch(
     connection_file = str(Path(connection_file).resolve())
     runtime_dir = ipc_folder(connection_file)
     command = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *kernel_args]
-    hidden = tuple(p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p)
+    hidden = hidden_paths()
     argv = bwrap_argv(
         os.getcwd(), runtime_dir, command, limits=limits, bwrap=bwrap, readable=(connection_file,), hidden=hidden
     )

@@ -4,6 +4,8 @@ process can and cannot make the grading process believe. Small cells, no TensorF
 from __future__ import annotations
 
 import shutil
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -130,3 +132,20 @@ def test_a_chapters_exercises_run_the_instructors_cells_with_one_answer():
     )
     assert reference in program
     assert not any("grading." in cell and "assert" in cell and "### BEGIN HIDDEN" in cell for cell in program)
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
+def test_a_worker_cannot_read_what_the_configuration_hides(tmp_path, monkeypatch):
+    # outside /tmp, which the sandbox replaces by its own anyway
+    secret = Path(tempfile.mkdtemp(dir=REPO / "test-artifacts")) / "solutions"
+    secret.mkdir()
+    (secret / "answer.txt").write_text("the reference")
+    monkeypatch.setenv(outside.sandbox.HIDE_ENV, str(secret))
+    assert outside.sandbox.hidden_paths() == (str(secret),)
+    argv = outside.worker_argv(str(tmp_path / "work"))
+    assert argv[argv.index(str(secret)) - 1] == "--tmpfs"  # an empty stand-in, read-only
+    peek = f"try:\n    LEAK = open({str(secret / 'answer.txt')!r}).read()\nexcept OSError as err:\n    LEAK = repr(err)"
+    exercise = outside.Exercise("answer", ("t",), ("PLACEHOLDER",), 0, ("print(LEAK)",))
+    (outcome,) = outside.grade_exercise(exercise, peek, timeout=10, sandboxed=True).values()
+    assert outcome.passed and "the reference" not in outcome.printed and "Error" in outcome.printed
+    shutil.rmtree(secret.parent)
