@@ -11,6 +11,11 @@ import json
 import struct
 from typing import BinaryIO
 
+#: The largest header and array a message may announce: a worker that announces more (to make this process
+#: allocate it) is treated as stopped.
+MAX_HEADER_BYTES = 64 * 2**20
+MAX_ARRAY_BYTES = 2**30
+
 
 class WorkerStopped(EOFError):
     """The other side closed the stream, or sent something that is not a whole message."""
@@ -45,10 +50,14 @@ def receive(stream: BinaryIO) -> tuple[dict, list]:
 
     try:
         size, count = struct.unpack(">II", _read_exactly(stream, 8))
+        if size > MAX_HEADER_BYTES:
+            raise WorkerStopped(f"the worker announced a header of {size} bytes")
         header = json.loads(_read_exactly(stream, size))
         arrays = []
         for _ in range(count):
             (length,) = struct.unpack(">Q", _read_exactly(stream, 8))
+            if length > MAX_ARRAY_BYTES:
+                raise WorkerStopped(f"the worker announced an array of {length} bytes")
             arrays.append(np.load(io.BytesIO(_read_exactly(stream, length)), allow_pickle=False))
     except (struct.error, ValueError) as err:  # ValueError: bad JSON, a pickled or broken array
         raise WorkerStopped(f"the worker sent something that is not a message ({err})") from err

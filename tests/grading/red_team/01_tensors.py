@@ -1,7 +1,8 @@
 """Red team, chapter 1: answers that try to earn the speed points without keeping the data on the device.
 
 Each case names the class of the grading-integrity issue it belongs to: (1) remembering instead of
-computing, (2) changing what the grader reads, (4) fooling a counter, (5) the wrong idea.
+computing, (2) changing what the grader reads, (3) deferring work past the clock, (4) fooling a counter,
+(5) the wrong idea.
 """
 
 from tests.grading.submission import Submission
@@ -117,6 +118,24 @@ def _slow_convert(*args, **kwargs):
 tf.convert_to_tensor = _slow_convert
 def row_scores(table, weights, steps):
     return _fixed(table, weights, steps)
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
+    # (3) Defers the work past the clock: returns at once an object that runs the unfixed code only when the
+    # check converts it to compare (after the timed region). The timed call makes every result concrete
+    # inside the clock (tfperf.measure.timing.settle), so the deferred work is timed: no speedup.
+    Submission(
+        "red3_lazy_result_converted_after_the_clock",
+        {
+            "row_scores": """
+class _Later:
+    def __init__(self, args):
+        self.args = args
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(row_scores_unfixed(*self.args), dtype=dtype)
+def row_scores(table, weights, steps):
+    return _Later((table, weights, steps))
 """
         },
         {"row_scores_tests": 0},

@@ -35,3 +35,13 @@ def test_a_cut_message_is_a_stopped_worker():
         stream = io.BytesIO()
         messages.send(stream, [1, 2])  # type: ignore[arg-type]
         messages.receive(io.BytesIO(stream.getvalue()))
+
+
+def test_a_worker_cannot_make_this_process_allocate_what_it_announces():
+    huge = io.BytesIO((2**31).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+    with pytest.raises(messages.WorkerStopped, match="header of"):
+        messages.receive(huge)
+    header = b"{}"
+    huge = io.BytesIO(len(header).to_bytes(4, "big") + (1).to_bytes(4, "big") + header + (2**40).to_bytes(8, "big"))
+    with pytest.raises(messages.WorkerStopped, match="array of"):
+        messages.receive(huge)
