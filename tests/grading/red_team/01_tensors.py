@@ -123,8 +123,9 @@ def row_scores(table, weights, steps):
         {"row_scores_tests": 0},
     ),
     # (3) Defers the work past the clock: returns at once an object that runs the unfixed code only when the
-    # check converts it to compare (after the timed region). The timed call makes every result concrete
-    # inside the clock (tfperf.measure.timing.settle), so the deferred work is timed: no speedup.
+    # check converts it to compare (after the timed region). Refused before any timing: the result must be a
+    # tensor, like the unfixed code's (measured: the same message with and without the timed region making
+    # results concrete, tfperf.measure.timing.settle, which covers results that are not tensors).
     Submission(
         "red3_lazy_result_converted_after_the_clock",
         {
