@@ -1,0 +1,59 @@
+"""The reference's checks of one exercise graded outside the kernel, RUNS times: how often does the reference fail?
+
+    python tools/measure/outside_speed_checks.py solutions/01_tensors/tensors_and_devices.ipynb row_scores 15
+
+Each run is what nbgrader's ``GradeOutsideKernel`` does for one written exercise: a fresh sandboxed worker
+(``tfperf.autograding.outside.grade_exercise``) runs the instructor's cells, the reference answer and the
+exercise's test cells (hidden tests included). Prints each run's outcome, then one JSON line: the runs
+that failed, and the speed checks' ratios as they recorded them (``TFPERF_RECORD``): pairs, median, min,
+max, target. Set ``TFPERF_SIZE=ci`` as grading does.
+"""
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from tfperf.autograding import outside
+
+path, answer_id, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+src = nbformat.read(path, 4)
+ex = next(e for e in outside.instructor_exercises(src) if e.answer == answer_id)
+reference = next(c.source for c in src.cells if c.metadata.get("nbgrader", {}).get("grade_id") == answer_id)
+record = Path(tempfile.mkdtemp()) / "record.jsonl"
+failed, started = [], time.monotonic()
+for i in range(runs):
+    out = outside.grade_exercise(ex, reference, timeout=180, sandboxed=True, record=record)
+    bad = {g: (o.error or {}).get("evalue", "")[:200] for g, o in out.items() if not o.passed}
+    if bad:
+        failed.append(bad)
+    print(f"run {i + 1}: {'FAILED ' + json.dumps(bad) if bad else 'passed'}", flush=True)
+rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+by = {}
+for r in rows:
+    by.setdefault((r["exercise"], r.get("device_class")), []).extend(r["ratios"])
+print(
+    json.dumps(
+        {
+            "notebook": Path(path).name,
+            "exercise": answer_id,
+            "runs": runs,
+            "failed_runs": len(failed),
+            "seconds": round(time.monotonic() - started, 1),
+            "speed": {
+                f"{k[0]} [{k[1]}]": {
+                    "pairs": len(v),
+                    "median": round(statistics.median(v), 2),
+                    "min": round(min(v), 2),
+                    "max": round(max(v), 2),
+                    "target": next((r["target"] for r in rows if r["exercise"] == k[0]), None),
+                }
+                for k, v in by.items()
+            },
+        }
+    )
+)
