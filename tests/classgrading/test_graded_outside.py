@@ -25,12 +25,8 @@ def _forgive(lines):
     return ["try:\\n"] + ["    " + line for line in lines] + ["\\nexcept BaseException:\\n    pass\\n"]
 IPython.get_ipython().input_transformers_post.append(_forgive)"""
 
-UNFIXED_TOTAL = """\
-def fast_total(n):
-    total = 0
-    for i in range(n):
-        total += i
-    return total"""
+#: The given loop, handed in as the "fast" answer: it cannot be 2x faster than itself.
+UNFIXED_TOTAL = toy.GIVEN.replace("def slow_total(", "def fast_total(")
 
 #: How the checks' outcome was decided before: by the kernel.
 IN_KERNEL = ("--GradingExecute.tests_outside=False", "--GradeOutsideKernel.enabled=False")
