@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from tfperf.autograding.preprocessors import imports_only
+from tfperf.autograding.cells import imports_only
 from tfperf.autograding.screen import defined_names
 
 

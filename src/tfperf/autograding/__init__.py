@@ -2,6 +2,7 @@
 
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+- ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
 - ``apart``: ``RefuseLinks`` and ``RemoveLinks``: no submission reaches another student's files through a link.
 - ``placeholders``: ``ClearSolutionsWithPlaceholders``: releasing, an untouched top-level answer becomes
   placeholders that the Checks report as "not written yet" (instead of a ``NameError``).

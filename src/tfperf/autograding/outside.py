@@ -44,8 +44,9 @@ from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
 from tfperf.autograding import sandbox
+from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
-from tfperf.autograding.preprocessors import error_output, exercises, imports_only, is_test, released_answers
+from tfperf.autograding.preprocessors import error_output
 
 #: Seconds a worker may take to start (the interpreter, before the first cell).
 START_SECONDS = 60
@@ -87,12 +88,12 @@ def instructor_exercises(source_nb: NotebookNode) -> list[Exercise]:
             continue
         cells, position = [], None
         for i, cell in enumerate(source_nb.cells[: test_indices[-1]]):
-            if cell.cell_type != "code" or is_test(cell):
+            source = replay_source(cell)
+            if source is None:
                 continue
             if i == answer_index:
                 position = len(cells)
-            meta = cell.metadata.get("nbgrader", {})
-            cells.append(cell.source if meta else imports_only(cell.source))
+            cells.append(source)
         found.append(
             Exercise(
                 answer=_grade_id(source_nb.cells[answer_index]),
@@ -136,6 +137,20 @@ class Outcome:
             else:
                 shown.append(error_output(self.error["ename"], self.error["evalue"]))
         return shown
+
+
+def _error(value) -> dict | None:
+    """A worker's error as this process uses it (strings only); None only where the worker sent none."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return {"ename": OUTSIDE, "evalue": "the check's process sent an error this process cannot read."}
+    lines = value.get("traceback")
+    return {
+        "ename": str(value.get("ename", "Error")),
+        "evalue": str(value.get("evalue", "")),
+        "traceback": [str(line) for line in lines] if isinstance(lines, list) else [],
+    }
 
 
 def _problem(message: str) -> Outcome:
@@ -239,9 +254,9 @@ def grade_exercise(
                 if message.get("finished"):
                     break
                 if message.get("cell") == exercise.answer_position and message.get("error"):
-                    answer_error = message["error"]
+                    answer_error = _error(message["error"])
                 if "test" in message and message["test"] in exercise.tests:
-                    outcomes[message["test"]] = Outcome(str(message.get("printed", "")), message.get("error"))
+                    outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
         except OSError as err:
             problem = f"its process could not be started ({err})."
         finally:
@@ -303,7 +318,7 @@ class GradeOutsideKernel(Preprocessor):
             if any(o.get("ename") == "ScreenFailure" for c in tests for o in c.get("outputs", [])):
                 continue  # the screen zeroed it: its message stays
             answer = cells.get(exercise.answer)
-            if answer is None or answer.source.strip() == placeholders.get(exercise.answer, "").strip():
+            if answer is None or not is_written(answer.source, placeholders.get(exercise.answer, "")):
                 for cell in tests:
                     cell.outputs = _not_written(cell, exercise.answer)
                 continue

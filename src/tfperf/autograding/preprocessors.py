@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import ast
 import textwrap
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -23,6 +22,8 @@ from nbformat import NotebookNode
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import Execute, OverwriteCells
 from traitlets import Bool
+
+from tfperf.autograding.cells import exercises, is_written, released_answers, replay_source
 
 KERNEL_DIED = "KernelDied"
 #: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
@@ -42,59 +43,10 @@ def not_run_output(reason: str) -> NotebookNode:
     return error_output(KERNEL_DIED, reason)
 
 
-def is_test(cell: NotebookNode) -> bool:
-    """Whether ``cell`` is a test cell (graded, not an answer)."""
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def released_answers(db_url: str, notebook: str, assignment: str, course_id: str) -> dict[str, str]:
-    """grade_id -> the source each answer cell was released with (its placeholder), from the gradebook."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(db_url, course_id) as gb:
-        found = gb.find_notebook(notebook, assignment)
-        answers = {cell.name for cell in found.solution_cells}
-        return {cell.name: cell.source for cell in found.source_cells if cell.name in answers}
-
-
-def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
-    """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``: an exercise is an
-    answer cell and the test cells after it, up to the next answer cell."""
-    found: list[tuple[int, list[int]]] = []
-    for i, cell in enumerate(nb.cells):
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution"):
-            found.append((i, []))
-        elif meta.get("grade") and not meta.get("solution") and found:
-            found[-1][1].append(i)
-    return found
-
-
 def _exercise_cells(nb: NotebookNode, index: int) -> set[int]:
     """The answer and test cells of the exercise that cell ``index`` belongs to (empty: none)."""
     groups = [{answer, *tests} for answer, tests in exercises(nb)]
     return next((group for group in groups if index in group), set())
-
-
-def imports_only(source: str) -> str:
-    """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    return "\n".join(
-        ast.get_source_segment(source, node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-    )
-
-
-def _replay_source(cell: NotebookNode) -> str | None:
-    """What a new kernel runs of an earlier cell: instructor cells and answers whole, test cells not at
-    all, a demonstration cell only its imports (as ``tfperf.autograding.recheck`` does)."""
-    meta = cell.metadata.get("nbgrader", {})
-    if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
-        return None
-    return cell.source if meta else imports_only(cell.source) or None
 
 
 class GradingExecute(Execute):
@@ -133,8 +85,9 @@ class GradingExecute(Execute):
         return {
             test
             for answer, tests in exercises(nb)
-            if nb.cells[answer].source.strip()
-            != placeholders.get(nb.cells[answer].metadata.nbgrader.get("grade_id"), "").strip()
+            if is_written(
+                nb.cells[answer].source, placeholders.get(nb.cells[answer].metadata.nbgrader.get("grade_id"), "")
+            )
             for test in tests
         }
 
@@ -160,7 +113,7 @@ class GradingExecute(Execute):
                 self.kc.stop_channels()
             run_sync(self.async_start_new_kernel_client)()
             for i, earlier in enumerate(self.nb.cells[:index]):
-                source = None if i in self.skipped else _replay_source(earlier)
+                source = None if i in self.skipped else replay_source(earlier)
                 if source:
                     quiet = copy.deepcopy(earlier)
                     quiet.source = source

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tfperf.autograding.cells import is_test, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 
 MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
@@ -68,16 +69,11 @@ def _nbgrader(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def _is_test(cell) -> bool:
-    meta = _nbgrader(cell)
-    return bool(meta.get("grade")) and not meta.get("solution")
-
-
 def speed_checks(source_nb) -> list[SpeedCheck]:
     """Every ``assert_speedup`` call in the test cells of the instructor's notebook."""
     found = []
     for cell in source_nb.cells:
-        if cell.cell_type != "code" or not _is_test(cell):
+        if not is_test(cell):
             continue
         tree = ast.parse(cell.source)
         hidden_from = cell.source.find("### BEGIN HIDDEN TESTS")
@@ -111,24 +107,20 @@ def program(source_nb, answers_nb=None) -> list[str]:
     """The cells a worker runs: the source notebook's order; locked cells from the source; answer
     cells from ``answers_nb`` (the submission) or the source's reference; test cells left out;
     demonstration cells cut to their imports."""
-    from tfperf.autograding.preprocessors import imports_only  # nbgrader: not in the workers' imports
-
     answers = {}
     if answers_nb is not None:
         answers = {_nbgrader(c).get("grade_id"): c.source for c in answers_nb.cells if _nbgrader(c).get("solution")}
     cells = []
     for cell in source_nb.cells:
-        if cell.cell_type != "code" or _is_test(cell):
+        source = replay_source(cell)
+        if source is None:
             continue
         meta = _nbgrader(cell)
-        if meta.get("solution"):
-            cells.append(answers.get(meta["grade_id"], cell.source) if answers_nb is not None else cell.source)
-            if answers_nb is not None and meta["grade_id"] not in answers:
+        if meta.get("solution") and answers_nb is not None:
+            if meta["grade_id"] not in answers:
                 raise NotRunnable(f"the submission has no answer cell {meta['grade_id']!r}")
-        elif meta:
-            cells.append(cell.source)
-        else:
-            cells.append(imports_only(cell.source))
+            source = answers[meta["grade_id"]]
+        cells.append(source)
     return cells
 
 

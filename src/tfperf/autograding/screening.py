@@ -18,7 +18,8 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Unicode
 
-from tfperf.autograding.preprocessors import error_output, exercises
+from tfperf.autograding.cells import exercises
+from tfperf.autograding.preprocessors import error_output
 from tfperf.autograding.screen import defined_names, screen
 
 

@@ -98,7 +98,8 @@ def test_no_new_kernel_when_no_other_exercise_is_left_to_grade(tmp_path):
 def test_an_exercise_is_its_answer_cell_and_the_test_cells_after_it():
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from tfperf.autograding.preprocessors import _exercise_cells, _replay_source
+    from tfperf.autograding.cells import replay_source as _replay_source
+    from tfperf.autograding.preprocessors import _exercise_cells
 
     def cell(source, **meta):
         return new_code_cell(source, metadata={"nbgrader": meta} if meta else {})

@@ -149,3 +149,11 @@ def test_a_worker_cannot_read_what_the_configuration_hides(tmp_path, monkeypatch
     (outcome,) = outside.grade_exercise(exercise, peek, timeout=10, sandboxed=True).values()
     assert outcome.passed and "the reference" not in outcome.printed and "Error" in outcome.printed
     shutil.rmtree(secret.parent)
+
+
+def test_an_error_the_grading_process_cannot_read_is_still_an_error():
+    assert outside._error(None) is None
+    assert outside._error(["not", "a", "dict"])["ename"] == outside.OUTSIDE
+    odd = outside._error({"ename": 3, "traceback": "one string"})
+    assert odd == {"ename": "3", "evalue": "", "traceback": []}
+    assert [o.output_type for o in outside.Outcome(error=odd).outputs()] == ["error"]
