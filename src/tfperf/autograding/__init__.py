@@ -9,14 +9,18 @@
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
+- ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
+  results on request).
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
   instructor's cells, the answer, the test cells) and reports each test cell's outcome.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
-- ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
-  of its own (the instructor's cells, that answer, the instructor's tests); the kernel's outcome
-  of a test cell counts for nothing.
-- ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
-  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes).
+  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes); its timing
+  of one check is what ``outside`` uses.
+- ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
+  of its own (the instructor's cells, that answer, the instructor's tests), its speed checks timed
+  from the grading process against the unfixed code's own worker; the kernel's outcome of a test
+  cell counts for nothing.
+- ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 """

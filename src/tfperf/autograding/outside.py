@@ -28,6 +28,7 @@ exercise; the speed checks' clock and the unfixed code's run are moved out by
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -191,13 +192,18 @@ def grade_exercise(
     timeout: float = 180,
     sandboxed: bool = True,
     record: Path | None = None,
+    speed_checks: list | None = None,
+    baseline_for=None,
 ) -> dict[str, Outcome]:
     """Run ``exercise`` with ``answer_source`` in a fresh worker: grade_id -> outcome of each test cell.
 
     Every cell gets ``timeout`` seconds; a worker that goes past it, stops early, or sends a message
-    without the key fails the test cells not yet reported. What the speed checks record goes to
-    ``record`` (see :func:`_forward_record`)."""
+    without the key fails the test cells not yet reported. Then each of ``speed_checks`` (of
+    :mod:`tfperf.autograding.recheck`) whose test cell passed is timed from here, against the unfixed
+    code's worker that ``baseline_for(check)`` gives (:func:`time_speed_check`). The rows of the speed checks
+    go to ``record`` (see :func:`_forward_record`)."""
     from tfperf.grading import RECORD_ENV_VAR
+    from tfperf.grading.speed import TIMED_OUTSIDE_ENV_VAR
 
     key = secrets.token_hex(16)
     outcomes: dict[str, Outcome] = {}
@@ -205,7 +211,12 @@ def grade_exercise(
     answer_error: dict | None = None
     with tempfile.TemporaryDirectory(prefix="tfperf-exercise-") as workdir:
         worker_record = Path(workdir) / "record.jsonl"
-        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", **{RECORD_ENV_VAR: str(worker_record)})
+        env = dict(
+            os.environ,
+            MPLBACKEND="Agg",
+            PYTHONDONTWRITEBYTECODE="1",
+            **{RECORD_ENV_VAR: str(worker_record), TIMED_OUTSIDE_ENV_VAR: "1" if speed_checks else ""},
+        )
         process = subprocess.Popen(
             worker_argv(workdir, sandboxed=sandboxed),
             stdin=subprocess.PIPE,
@@ -215,16 +226,7 @@ def grade_exercise(
             env=env,
             preexec_fn=sandbox.Limits().apply if sandboxed else None,
         )
-        messages: queue.Queue = queue.Queue()
-
-        def read() -> None:
-            try:
-                while True:
-                    messages.put(receive(process.stdout)[0])
-            except (WorkerStopped, OSError) as err:
-                messages.put(err)
-
-        threading.Thread(target=read, daemon=True).start()
+        worker = _Replies(process, key, timeout)
         problem = None
         try:
             send(
@@ -236,27 +238,22 @@ def grade_exercise(
                     "test_sources": list(exercise.test_sources),
                 },
             )
-            process.stdin.close()
             wait = START_SECONDS + timeout
             while True:
-                try:
-                    message = messages.get(timeout=wait)
-                except queue.Empty:
-                    problem = f"a cell ran past the time limit ({timeout:g} s) and was stopped."
-                    break
+                message, _ = worker.next(wait)
                 wait = timeout
-                if isinstance(message, Exception):
-                    problem = "the process running it stopped (it exited or crashed, or went over a limit)."
-                    break
-                if message.get("key") != key:
-                    problem = "its process sent a message that it did not write (the answer wrote into it)."
-                    break
                 if message.get("finished"):
                     break
                 if message.get("cell") == exercise.answer_position and message.get("error"):
                     answer_error = _error(message["error"])
                 if "test" in message and message["test"] in exercise.tests:
                     outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
+            for check in speed_checks or []:
+                outcome = outcomes.get(check.grade_id)
+                if outcome is not None and outcome.passed:
+                    time_speed_check(check, worker, baseline_for, outcome, record)
+        except _Stopped as stopped:
+            problem = str(stopped)
         except OSError as err:
             problem = f"its process could not be started ({err})."
         finally:
@@ -271,6 +268,156 @@ def grade_exercise(
                 grade_id
             ].printed += f"(The answer cell raised {answer_error['ename']}: {answer_error['evalue']})\n"
     return outcomes
+
+
+class _Stopped(Exception):
+    """The worker stopped, ran past the time limit, or sent what it did not write."""
+
+
+class _Replies:
+    """A worker's replies, read on a thread: each within a time limit and carrying the key."""
+
+    def __init__(self, process: subprocess.Popen, key: str, timeout: float):
+        self.process, self.key, self.timeout = process, key, timeout
+        self.messages: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            try:
+                while True:
+                    self.messages.put(receive(process.stdout))
+            except (WorkerStopped, OSError) as err:
+                self.messages.put(err)
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def next(self, wait: float | None = None) -> tuple[dict, list]:
+        try:
+            message = self.messages.get(timeout=self.timeout if wait is None else wait)
+        except queue.Empty:
+            raise _Stopped(f"a cell ran past the time limit ({self.timeout:g} s) and was stopped.") from None
+        if isinstance(message, Exception):
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).")
+        header, arrays = message
+        if header.get("key") != self.key:
+            raise _Stopped("its process sent a message that it did not write (the answer wrote into it).")
+        return header, arrays
+
+    def end(self) -> None:
+        """The speed check is over: the worker waits for the next one."""
+        try:
+            send(self.process.stdin, {"do": "end"})
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+
+    def ask(self, **request) -> list:
+        """One request of a speed check (:mod:`tfperf.autograding.samples`): the arrays of its reply."""
+        from tfperf.autograding.recheck import NotRunnable
+
+        try:
+            send(self.process.stdin, request)
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+        header, arrays = self.next()
+        if "error" in header:
+            error = header["error"]
+            lines = str(error).strip().splitlines() or [""]
+            text = f"{error.get('ename')}: {error.get('evalue')}" if isinstance(error, dict) else lines[-1]
+            raise NotRunnable(f"your function raised an error while it was timed: {text}")
+        return arrays
+
+
+def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, record: Path | None) -> None:
+    """Time ``check`` (a :class:`tfperf.autograding.recheck.SpeedCheck`) with the clock in this process: the
+    answer's function in its exercise's worker, the unfixed code in a worker that never ran learner code.
+    The outcome of its test cell passes only if the speedup reaches the target, every result compared."""
+    from tfperf.autograding.recheck import NotRunnable, recheck_one
+
+    said = "Timed by the grading process, out of the notebook's reach"
+    try:
+        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
+    except NotRunnable as problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    try:
+        baseline = baseline_for(check)
+        verdict = recheck_one(check, baseline, answer)
+    except NotRunnable as problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    finally:
+        answer.end()
+    device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
+    if verdict.problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
+        return
+    _record_verdict(verdict, device_class.lower(), record)
+    spread = f"{min(verdict.ratios):.2f}x-{max(verdict.ratios):.2f}x"
+    measured = f"median speedup {verdict.median:.2f}x over {len(verdict.ratios)} pairs ({spread})"
+    if not verdict.passed:
+        outcome.error = {
+            "ename": "GradingFailure",
+            "evalue": f"{said}: same results as the unfixed code, but not fast enough: {measured}; "
+            f"the target on a {device_class} is at least {verdict.target:.2f}x.",
+        }
+        return
+    outcome.printed += f"{said}: {measured}; target {verdict.target:.2f}x on {device_class}.\n"
+
+
+def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
+    """The row a speed check records (``TFPERF_RECORD``, as :func:`tfperf.grading.speed.assert_speedup` writes
+    them), for the instructor's report."""
+    if record is None:
+        return
+    row = {
+        "exercise": verdict.exercise,
+        "device_class": device_class,
+        "target": verdict.target,
+        "ratios": list(verdict.ratios),
+        "candidate_s": verdict.seconds.get("answer"),
+        "baseline_s": verdict.seconds.get("baseline"),
+        "timed": "outside",
+    }
+    with record.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+class Baselines:
+    """The unfixed code's workers (:class:`tfperf.autograding.recheck.Worker`), one per speed check of an
+    instructor's notebook, started when first needed and kept for the next submissions of the same
+    grading run: they run the instructor's cells only, never learner code. Stopped at exit."""
+
+    def __init__(self) -> None:
+        self.workers: dict[tuple, object] = {}
+        atexit.register(self.close)
+
+    def worker(self, source: Path, source_nb: NotebookNode, check):
+        from tfperf.autograding.recheck import Worker, _worker_argv, program
+
+        key = (str(source), source.stat().st_mtime_ns, check)
+        found = self.workers.get(key)
+        if found is not None and found.alive():
+            return found
+        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        env.pop("TFPERF_RECORD", None)
+        worker = Worker(
+            _worker_argv(),
+            program(source_nb),
+            check,
+            check.baseline,
+            "the unfixed code's process",
+            env=env,
+            report_target=True,
+        )
+        self.workers[key] = worker
+        return worker
+
+    def close(self) -> None:
+        for worker in self.workers.values():
+            worker.close()
+        self.workers.clear()
+
+
+baselines = Baselines()
 
 
 def _not_written(cell: NotebookNode, answer: str) -> list[NotebookNode]:
@@ -292,6 +439,9 @@ class GradeOutsideKernel(Preprocessor):
 
     enabled = Bool(True, help="Decide test cells' outcomes outside the kernel").tag(config=True)
     timeout = Integer(0, help="Seconds per cell in a worker (0: Execute.timeout, else 180)").tag(config=True)
+    time_speed_checks = Bool(
+        True, help="Time the speed checks from the grading process (False: in the worker, as in the kernel)"
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         import nbformat
@@ -301,9 +451,13 @@ class GradeOutsideKernel(Preprocessor):
         coursedir = CourseDirectory(config=self.config)
         source = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
         source /= f"{info['notebook']}.ipynb"
+        from tfperf.autograding.recheck import speed_checks
+
         cells = {_grade_id(c): c for c in nb.cells if _grade_id(c)}
         try:
-            found = instructor_exercises(nbformat.read(source, as_version=4))
+            source_nb = nbformat.read(source, as_version=4)
+            found = instructor_exercises(source_nb)
+            checks = speed_checks(source_nb) if self.time_speed_checks else []
             placeholders = released_answers(info["db_url"], info["notebook"], info["assignment"], coursedir.course_id)
         except Exception as err:  # noqa: BLE001 (no grade from the kernel either: every test cell fails)
             self.log.error("Cannot grade %s outside the kernel: %s", source, err)
@@ -323,7 +477,15 @@ class GradeOutsideKernel(Preprocessor):
                     cell.outputs = _not_written(cell, exercise.answer)
                 continue
             self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
-            for grade_id, outcome in grade_exercise(exercise, answer.source, timeout=timeout, record=record).items():
+            outcomes = grade_exercise(
+                exercise,
+                answer.source,
+                timeout=timeout,
+                record=record,
+                speed_checks=[c for c in checks if c.grade_id in exercise.tests],
+                baseline_for=lambda check: baselines.worker(source, source_nb, check),
+            )
+            for grade_id, outcome in outcomes.items():
                 if grade_id in cells:
                     cells[grade_id].outputs = outcome.outputs()
         return nb, resources

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import linecache
 import os
 import random
@@ -38,12 +37,13 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from tfperf.autograding.cells import is_test, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.autograding.samples import seeded, serve_samples
 
-MIN_SAMPLE_SECONDS = 0.2  # a sample long enough that the request's own overhead (a few ms) hardly counts
+MIN_SAMPLE_SECONDS = 0.05  # as the kernel's check (assert_speedup's min_time)
 MAX_CALLS_PER_SAMPLE = 1000
 
 
@@ -131,85 +131,44 @@ class NotRunnable(RuntimeError):
 # ---------------------------------------------------------------- the workers
 
 
-def _leaves(value: Any) -> list:
-    """The result as a flat list of NumPy arrays (tensors, arrays, numbers; nested lists and tuples)."""
-    import numpy as np
-
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in _leaves(item)]
-    if hasattr(value, "numpy"):
-        value = value.numpy()
-    return [np.asarray(value)]
-
-
-@contextlib.contextmanager
-def _seeded(seed: int):
-    """NumPy's unseeded generators, Python's ``random`` and TensorFlow's (hence Keras's) seeds drawing
-    from ``seed`` in the block: both workers make the same data from the same seed."""
-    import numpy as np
-
-    from tfperf.runtime import logs
-
-    original = np.random.default_rng
-    seeds = iter(np.random.SeedSequence(seed).generate_state(10_000))
-
-    def default_rng(seed=None):
-        return original(int(next(seeds)) if seed is None else seed)
-
-    np.random.default_rng = default_rng
-    np.random.seed(seed)
-    random.seed(seed)
-    logs.tensorflow().random.set_seed(seed)
-    try:
-        yield
-    finally:
-        np.random.default_rng = original
-
-
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    """A worker: run the cells it is sent, then prepare inputs, run samples and return results."""
-    from tfperf.measure import timing
-    from tfperf.runtime import device, logs
+    """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
+    (:func:`tfperf.autograding.samples.serve_samples`)."""
+    from tfperf.runtime import logs
 
     header, _ = receive(requests)
     namespace: dict = {"__name__": "__main__"}
     try:
-        with logs.captured_output(), _seeded(0):
+        with logs.captured_output(), seeded(0):
             for index, source in enumerate([*header["cells"], header["prelude"]]):
                 name = f"<cell {index}>"  # AutoGraph reads a function's source through linecache
                 linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
                 exec(compile(source, name, "exec"), namespace)
             function = eval(header["function"], namespace)
             make_inputs = eval(header["make_inputs"], namespace)
+        ready: dict = {"ready": True}
+        if header.get("exercise"):
+            ready |= target_of(header["exercise"])
     except BaseException:
         send(replies, {"error": traceback.format_exc(limit=3)})
         return
-    send(replies, {"ready": True})
-    inputs: list = []
-    results: list = []
-    while True:
-        request, _ = receive(requests)
-        try:
-            if request["do"] == "prepare":
-                inputs = []
-                for seed in request["seeds"]:
-                    with _seeded(seed):
-                        inputs.append(tuple(make_inputs()))
-                results = []
-                send(replies, {"ok": True})
-            elif request["do"] == "run":
-                device.sync()
-                with logs.captured_output():
-                    results = [timing.settle(function(*args)) for args in inputs]
-                device.sync()
-                send(replies, {"ok": True})
-            elif request["do"] == "result":
-                leaves = _leaves(results[request["index"]])
-                send(replies, {"ok": True}, leaves)
-            else:
-                return
-        except BaseException:
-            send(replies, {"error": traceback.format_exc(limit=3)})
+    send(replies, ready)
+    serve_samples(
+        lambda: receive(requests)[0], lambda head, arrays=None: send(replies, head, arrays), function, make_inputs
+    )
+
+
+def target_of(exercise: str) -> dict:
+    """The target of ``exercise`` on this machine, as the unfixed code's worker reports it."""
+    from tfperf.grading import targets
+    from tfperf.runtime import device
+
+    device_class = device.device_class()
+    return {
+        "target": targets.target_for(exercise, device_class),
+        "device_class": device_class,
+        "measured": targets.is_measured(exercise, device_class),
+    }
 
 
 def _worker_main() -> None:
@@ -219,31 +178,58 @@ def _worker_main() -> None:
 
 
 class Worker:
-    """A worker process, reached through its stdin and stdout."""
+    """A worker process, reached through its stdin and stdout; ``ready``: what it said once its cells ran."""
 
-    def __init__(self, argv: list[str], cells: list[str], check: SpeedCheck, function: str, what: str, preexec_fn=None):
+    def __init__(
+        self,
+        argv: list[str],
+        cells: list[str],
+        check: SpeedCheck,
+        function: str,
+        what: str,
+        preexec_fn=None,
+        env: dict | None = None,
+        report_target: bool = False,
+    ):
         self.what = what
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=preexec_fn
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=preexec_fn,
+            env=env,
         )
         send(
             self.process.stdin,
-            {"cells": cells, "prelude": check.prelude, "function": function, "make_inputs": check.make_inputs},
+            {
+                "cells": cells,
+                "prelude": check.prelude,
+                "function": function,
+                "make_inputs": check.make_inputs,
+                "exercise": check.exercise if report_target else None,
+            },
         )
-        self.expect()
+        self.ready, _ = self._expect()
 
     def ask(self, **request) -> list:
-        send(self.process.stdin, request)
-        return self.expect()
+        try:
+            send(self.process.stdin, request)
+        except OSError as err:
+            raise NotRunnable(f"{self.what} stopped ({err})") from err
+        return self._expect()[1]
 
-    def expect(self) -> list:
+    def _expect(self) -> tuple[dict, list]:
         try:
             header, arrays = receive(self.process.stdout)
         except WorkerStopped as err:
             raise NotRunnable(f"{self.what} stopped ({err})") from err
         if "error" in header:
             raise NotRunnable(f"{self.what} failed:\n{header['error']}")
-        return arrays
+        return header, arrays
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def close(self) -> None:
         try:
@@ -254,6 +240,7 @@ class Worker:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 # ---------------------------------------------------------------- the parent
@@ -265,6 +252,7 @@ class Verdict:
     target: float
     ratios: list[float] = field(default_factory=list)
     problem: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
 
     @property
     def median(self) -> float | None:
@@ -301,7 +289,7 @@ def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
     return None
 
 
-def _sample_size(worker: Worker, seeds: Iterator[int]) -> int:
+def _sample_size(worker, seeds: Iterator[int]) -> int:
     from tfperf.measure import timing
 
     worker.ask(do="prepare", seeds=[next(seeds)])
@@ -309,33 +297,66 @@ def _sample_size(worker: Worker, seeds: Iterator[int]) -> int:
     return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
 
 
-def recheck_one(check: SpeedCheck, baseline: Worker, answer: Worker, *, pairs: int = 7) -> Verdict:
-    """Time ``answer`` against ``baseline`` as interleaved pairs, comparing every result."""
-    from tfperf.grading import targets
+def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: float | None = None) -> Verdict:
+    """Time ``answer`` against ``baseline`` (workers: ``ask(do=...)``) as interleaved pairs on new inputs.
+
+    The clock is read here, around each sample's ``run``. After every sample of the answer, one of
+    its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
+    inputs (and so are two untimed calls first). A median between the square root of the target and
+    the target gets twice as many pairs more, and the median of all decides (as in the kernel's
+    check). ``target``: default, the one the baseline worker reported, else this machine's."""
     from tfperf.measure import timing
 
-    verdict = Verdict(check.exercise, targets.target_for(check.exercise))
-    seeds = iter(random.SystemRandom().randrange(2**32) for _ in range(10**6))
+    if target is None:
+        target = getattr(baseline, "ready", {}).get("target")
+    if target is None:
+        target = target_of(check.exercise)["target"]
+    verdict = Verdict(check.exercise, target)
+    draw = random.SystemRandom()
+    seeds = iter(draw.randrange(2**32) for _ in range(10**7))
+
+    def same_result(seed: int, index: int) -> str | None:
+        baseline.ask(do="prepare", seeds=[seed])
+        baseline.ask(do="run")
+        return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), check)
+
     for worker in (baseline, answer):  # warm-up: tracing and first-run costs stay out
         worker.ask(do="prepare", seeds=[next(seeds)])
         worker.ask(do="run")
+    for _ in range(2):  # untimed: the answer computes what the unfixed code computes
+        seed = next(seeds)
+        answer.ask(do="prepare", seeds=[seed])
+        answer.ask(do="run")
+        if problem := same_result(seed, 0):
+            verdict.problem = problem
+            return verdict
     calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
-    for index in range(pairs):
-        order = (answer, baseline) if index % 2 == 0 else (baseline, answer)
-        batch = {w: [next(seeds) for _ in range(calls[w])] for w in order}
-        seconds = {}
-        for worker in order:
-            worker.ask(do="prepare", seeds=batch[worker])
-            _, seconds[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
-        # Every result of the answer's sample, against the unfixed code on the same inputs.
-        baseline.ask(do="prepare", seeds=batch[answer])
-        baseline.ask(do="run")
-        for i in range(calls[answer]):
-            problem = _compare(answer.ask(do="result", index=i), baseline.ask(do="result", index=i), check)
-            if problem:
-                verdict.problem = problem
-                return verdict
-        verdict.ratios.append((seconds[baseline] / calls[baseline]) / max(seconds[answer] / calls[answer], 1e-12))
+    seconds: dict = {baseline: [], answer: []}
+
+    def timed_pairs(count: int) -> str | None:
+        for index in range(count):
+            order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
+            batch = {w: [next(seeds) for _ in range(calls[w])] for w in order}
+            took = {}
+            for worker in order:
+                worker.ask(do="prepare", seeds=batch[worker])
+                _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
+            kept = draw.randrange(calls[answer])
+            if problem := same_result(batch[answer][kept], kept):
+                return problem
+            for worker in order:
+                seconds[worker].append(took[worker] / calls[worker])
+            verdict.ratios.append(seconds[baseline][-1] / max(seconds[answer][-1], 1e-12))
+        return None
+
+    verdict.problem = timed_pairs(pairs)
+    if verdict.problem is None and target**0.5 <= verdict.median < target:
+        verdict.problem = timed_pairs(2 * pairs)  # close to the target: more evidence, not a verdict on a few
+    if verdict.ratios:
+        verdict.seconds = {
+            "answer": statistics.median(seconds[answer]),
+            "baseline": statistics.median(seconds[baseline]),
+        }
     return verdict
 
 
@@ -373,7 +394,14 @@ def recheck(
                 )
             baseline = answer = None
             try:
-                baseline = Worker(_worker_argv(), baseline_cells, check, check.baseline, "the unfixed code's process")
+                baseline = Worker(
+                    _worker_argv(),
+                    baseline_cells,
+                    check,
+                    check.baseline,
+                    "the unfixed code's process",
+                    report_target=True,
+                )
                 answer = Worker(
                     answer_argv,
                     answer_cells,

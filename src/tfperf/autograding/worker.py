@@ -2,8 +2,10 @@
 
 Started by :class:`tfperf.autograding.outside.GradeOutsideKernel`, sandboxed. It reads one message (the
 cells to run, the test cells, a key), runs the cells in one namespace as plain Python (no IPython),
-then each test cell, and reports after every cell, each report tagged with the key. It imports only
-what it needs to talk (:mod:`tfperf.autograding.messages`): nbgrader stays out of it.
+then each test cell, and reports after every cell, each report tagged with the key. Then it serves the
+speed checks that the grading process times (:mod:`tfperf.autograding.samples`): the answer's function
+called on inputs made from the seeds it is sent, the clock read over there. It imports only what it
+needs to talk: nbgrader stays out of it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import sys
 import traceback
 
-from tfperf.autograding.messages import receive, send
+from tfperf.autograding.messages import WorkerStopped, receive, send
 
 #: Characters of a test cell's printed output kept for the feedback.
 PRINTED_LIMIT = 4000
@@ -59,6 +61,36 @@ def serve(requests, replies) -> None:
             error = _run_cell(source, f"<test {grade_id}>", namespace)
         report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
     report(finished=True)
+    serve_speed_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), namespace)
+
+
+def report_with_arrays(replies, key: str):
+    def report(header: dict, arrays: list | None = None) -> None:
+        send(replies, {"key": key, **header}, arrays)
+
+    return report
+
+
+def serve_speed_checks(next_request, report, namespace: dict) -> None:
+    """Until ``exit`` (or the end of the requests): for each ``speed`` request, the function and the
+    inputs it names, evaluated in the exercise's namespace, served as samples."""
+    from tfperf.autograding.samples import serve_samples
+
+    while True:
+        try:
+            request = next_request()
+        except WorkerStopped:
+            return
+        if request.get("do") != "speed":
+            return
+        try:
+            function = eval(str(request["function"]), namespace)
+            make_inputs = eval(str(request["make_inputs"]), namespace)
+        except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
+            report({"error": _failure(err)})
+            continue
+        report({"ready": True})
+        serve_samples(next_request, report, function, make_inputs)
 
 
 def _worker_main() -> None:

@@ -18,6 +18,9 @@ from tfperf.runtime import device, logs
 #: When set, every :func:`assert_speedup` appends what it measured to this JSON-lines
 #: file (``python -m tfperf calibrate`` uses it).
 RECORD_ENV_VAR = "TFPERF_RECORD"
+#: Set (to 1) by the grading process in an exercise's worker (``tfperf.autograding.outside``): it times the
+#: speed checks itself, from out of the worker, so :func:`assert_speedup` checks the results only.
+TIMED_OUTSIDE_ENV_VAR = "TFPERF_TIMED_OUTSIDE"
 
 
 def _epoch_work(runs, elements) -> str:
@@ -242,6 +245,9 @@ def assert_speedup(
         expected = call(baseline, args, who="The unfixed code", section=section)
         got = call(candidate, args, who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
+    if os.environ.get(TIMED_OUTSIDE_ENV_VAR) == "1":
+        print("Same results as the unfixed code; the grading process times the speed next, out of this process.")
+        return
 
     comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section)
     if target**0.5 <= comparison.median < target:

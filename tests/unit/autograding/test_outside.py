@@ -157,3 +157,75 @@ def test_an_error_the_grading_process_cannot_read_is_still_an_error():
     odd = outside._error({"ename": 3, "traceback": "one string"})
     assert odd == {"ename": "3", "evalue": "", "traceback": []}
     assert [o.output_type for o in outside.Outcome(error=odd).outputs()] == ["error"]
+
+
+# ---------------------------------------------------------------- speed checks timed from the grading process
+
+SPEED_GIVEN = (
+    "import time\nimport numpy as np\nfrom tfperf import grading\n"
+    "def slow_square(x):\n    time.sleep(0.004)\n    return x * x\n"
+    "def inputs():\n    return (np.random.default_rng().standard_normal(8),)\n"
+    "grading.given(slow_square, inputs)"
+)
+SPEED_TEST = (
+    "from tfperf import grading\n"
+    "grading.assert_speedup(square, slow_square, exercise='01_tensors.keep_data_on_device', make_inputs=inputs)"
+)
+#: The unfixed code, with the kernel's speed check replaced by one that always passes.
+PATCHES_THE_CHECK = (
+    "def square(x):\n    return slow_square(x)\n"
+    "from tfperf import grading\ngrading.assert_speedup = lambda *args, **kwargs: print('Passed')"
+)
+
+
+def grade_speed(answer: str, *, timed_here: bool) -> outside.Outcome:
+    from tfperf.autograding import recheck
+
+    exercise = outside.Exercise("answer", ("speed",), (SPEED_GIVEN, "PLACEHOLDER"), 1, (SPEED_TEST,))
+    check = recheck.SpeedCheck("speed", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    workers = []
+
+    def baseline_for(check):
+        workers.append(
+            recheck.Worker(recheck._worker_argv(), [SPEED_GIVEN], check, check.baseline, "b", report_target=True)
+        )
+        return workers[-1]
+
+    try:
+        outcomes = outside.grade_exercise(
+            exercise,
+            answer,
+            timeout=60,
+            sandboxed=False,
+            speed_checks=[check] if timed_here else None,
+            baseline_for=baseline_for,
+        )
+    finally:
+        for worker in workers:
+            worker.close()
+    return outcomes["speed"]
+
+
+@pytest.mark.slow
+def test_the_speed_is_timed_here_against_the_unfixed_codes_own_process():
+    right = grade_speed("def square(x):\n    return x * x", timed_here=True)
+    assert right.passed, right.error
+    assert "Timed by the grading process, out of the notebook's reach: median speedup" in right.printed
+    # In its own worker, the answer decides its check: the patched check passes the unfixed code ...
+    assert grade_speed(PATCHES_THE_CHECK, timed_here=False).passed
+    # ... timed from here, it is measured as what it is.
+    patched = grade_speed(PATCHES_THE_CHECK, timed_here=True)
+    assert not patched.passed and "not fast enough" in patched.error["evalue"], patched.error
+
+
+@pytest.mark.slow
+def test_a_result_that_differs_while_timed_fails_and_an_error_is_named():
+    sometimes_wrong = (
+        "calls = [0]\ndef square(x):\n    calls[0] += 1\n    return x * x if calls[0] < 8 else x * x + 1\n"
+        "from tfperf import grading\ngrading.assert_speedup = lambda *args, **kwargs: None"
+    )
+    wrong = grade_speed(sometimes_wrong, timed_here=True)
+    assert not wrong.passed and "differs from the unfixed code's" in wrong.error["evalue"], wrong.error
+    raising = "calls = [0]\ndef square(x):\n    calls[0] += 1\n    if calls[0] > 4:\n        raise ValueError('tired')\n    return x * x"
+    failed = grade_speed(raising, timed_here=True)
+    assert not failed.passed and "ValueError: tired" in failed.error["evalue"], failed.error

@@ -1,0 +1,88 @@
+"""A worker's side of a speed check timed by another process: inputs made from seeds, samples run, results
+returned, each on request.
+
+The process that asks holds the clock: it reads it around each ``run`` request. A worker makes the
+inputs of a sample (``prepare``) before it is timed, runs the function on each (``run``: every result
+made concrete and the device waited for, inside the request), and sends a result back as ``.npy``
+arrays when asked (``result``). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
+exercise workers of :mod:`tfperf.autograding.worker`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+
+def leaves(value: Any) -> list:
+    """The result as a flat list of NumPy arrays (tensors, arrays, numbers; nested lists and tuples)."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in leaves(item)]
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    return [np.asarray(value)]
+
+
+@contextlib.contextmanager
+def seeded(seed: int):
+    """NumPy's unseeded generators, Python's ``random`` and TensorFlow's (hence Keras's) seeds drawing
+    from ``seed`` in the block: two workers make the same data from the same seed."""
+    import numpy as np
+
+    from tfperf.runtime import logs
+
+    original = np.random.default_rng
+    seeds = iter(np.random.SeedSequence(seed).generate_state(10_000))
+
+    def default_rng(seed=None):
+        return original(int(next(seeds)) if seed is None else seed)
+
+    np.random.default_rng = default_rng
+    np.random.seed(seed)
+    random.seed(seed)
+    logs.tensorflow().random.set_seed(seed)
+    try:
+        yield
+    finally:
+        np.random.default_rng = original
+
+
+def serve_samples(
+    next_request: Callable[[], dict],
+    reply: Callable[..., None],
+    function: Callable[..., Any],
+    make_inputs: Callable[[], Any],
+) -> None:
+    """Answer ``prepare``, ``run`` and ``result`` requests until another one comes (``end``, ``exit``)."""
+    from tfperf.measure import timing
+    from tfperf.runtime import device, logs
+
+    inputs: list = []
+    results: list = []
+    while True:
+        request = next_request()
+        try:
+            if request.get("do") == "prepare":
+                inputs = []
+                for seed in request["seeds"]:
+                    with seeded(int(seed)):
+                        inputs.append(tuple(make_inputs()))
+                results = []
+                reply({"ok": True})
+            elif request.get("do") == "run":
+                device.sync()
+                with logs.captured_output():
+                    results = [timing.settle(function(*args)) for args in inputs]
+                device.sync()
+                reply({"ok": True})
+            elif request.get("do") == "result":
+                reply({"ok": True}, leaves(results[int(request["index"])]))
+            else:
+                return
+        except BaseException:  # noqa: BLE001 (reported: the asking process decides)
+            reply({"error": traceback.format_exc(limit=3)})
