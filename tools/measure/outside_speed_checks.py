@@ -4,9 +4,10 @@
 
 Each run is what nbgrader's ``GradeOutsideKernel`` does for one written exercise: a fresh sandboxed worker
 (``tfperf.autograding.outside.grade_exercise``) runs the instructor's cells, the reference answer and the
-exercise's test cells (hidden tests included). Prints each run's outcome, then one JSON line: the runs
-that failed, and the speed checks' ratios as they recorded them (``TFPERF_RECORD``): pairs, median, min,
-max, target. Set ``TFPERF_SIZE=ci`` as grading does.
+exercise's test cells (hidden tests included), then this process times each speed check of a passed test
+cell against the unfixed code's worker (started once, kept for every run, as in one grading run).
+Prints each run's outcome, then one JSON line: the runs that failed, and the speed checks' ratios as
+recorded (``TFPERF_RECORD``): pairs, median, min, max, target. Set ``TFPERF_SIZE=ci`` as grading does.
 """
 
 import json
@@ -19,15 +20,25 @@ from pathlib import Path
 import nbformat
 
 from tfperf.autograding import outside
+from tfperf.autograding.recheck import speed_checks
 
 path, answer_id, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 src = nbformat.read(path, 4)
 ex = next(e for e in outside.instructor_exercises(src) if e.answer == answer_id)
 reference = next(c.source for c in src.cells if c.metadata.get("nbgrader", {}).get("grade_id") == answer_id)
+checks = [c for c in speed_checks(src) if c.grade_id in ex.tests]
 record = Path(tempfile.mkdtemp()) / "record.jsonl"
 failed, started = [], time.monotonic()
 for i in range(runs):
-    out = outside.grade_exercise(ex, reference, timeout=180, sandboxed=True, record=record)
+    out = outside.grade_exercise(
+        ex,
+        reference,
+        timeout=180,
+        sandboxed=True,
+        record=record,
+        speed_checks=checks,
+        baseline_for=lambda check: outside.baselines.worker(Path(path), src, check),
+    )
     bad = {g: (o.error or {}).get("evalue", "")[:200] for g, o in out.items() if not o.passed}
     if bad:
         failed.append(bad)

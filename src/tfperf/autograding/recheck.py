@@ -289,6 +289,36 @@ def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
     return None
 
 
+#: CPU seconds the answer's processes may use while the unfixed code is timed: a process waiting for its
+#: next request uses next to none; more than this (plus ``IDLE_SHARE`` of the sample) is work competing
+#: with the unfixed code for the grader's cores.
+IDLE_CPU_SECONDS = 0.02
+IDLE_SHARE = 0.05
+
+
+def busy_seconds(pid: int) -> float:
+    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
+    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        used[child] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    tree, todo = set(), [pid]
+    while todo:
+        here = todo.pop()
+        if here not in tree:
+            tree.add(here)
+            todo += [child for child, parent in parents.items() if parent == here]
+    return sum(used.get(member, 0) for member in tree) / ticks
+
+
 def _sample_size(worker, seeds: Iterator[int]) -> int:
     from tfperf.measure import timing
 
@@ -312,6 +342,8 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
     if target is None:
         target = target_of(check.exercise)["target"]
     verdict = Verdict(check.exercise, target)
+    pid = getattr(getattr(answer, "process", None), "pid", None)
+    answer_busy = (lambda: busy_seconds(pid)) if pid is not None else (lambda: 0.0)
     draw = random.SystemRandom()
     seeds = iter(draw.randrange(2**32) for _ in range(10**7))
 
@@ -340,7 +372,16 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             took = {}
             for worker in order:
                 worker.ask(do="prepare", seeds=batch[worker])
+                before = answer_busy()
                 _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
+                if (
+                    worker is baseline
+                    and (busy := answer_busy() - before) > IDLE_CPU_SECONDS + IDLE_SHARE * took[worker]
+                ):
+                    return (
+                        f"your code kept computing while the unfixed code was timed ({busy:.2f} s of CPU in "
+                        f"{took[worker]:.2f} s): answers must not leave work running in the background"
+                    )
             kept = draw.randrange(calls[answer])
             if problem := same_result(batch[answer][kept], kept):
                 return problem

@@ -246,6 +246,7 @@ def assert_speedup(
         got = call(candidate, args, who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
     if os.environ.get(TIMED_OUTSIDE_ENV_VAR) == "1":
+        guard.assert_nothing_competes("The speed check")
         print("Same results as the unfixed code; the grading process times the speed next, out of this process.")
         return
 

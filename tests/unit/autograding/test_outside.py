@@ -229,3 +229,20 @@ def test_a_result_that_differs_while_timed_fails_and_an_error_is_named():
     raising = "calls = [0]\ndef square(x):\n    calls[0] += 1\n    if calls[0] > 4:\n        raise ValueError('tired')\n    return x * x"
     failed = grade_speed(raising, timed_here=True)
     assert not failed.passed and "ValueError: tired" in failed.error["evalue"], failed.error
+
+
+@pytest.mark.slow
+def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check():
+    """A thread started once the worker's own checks are over would take the grader's core from the unfixed
+    code's process: the grading process counts the CPU the answer's processes use while it times that."""
+    burns_later = (
+        "import threading\ncalls = [0]\n"
+        "def burn():\n    while True:\n        pass\n"
+        "def square(x):\n    calls[0] += 1\n"
+        "    if calls[0] == 6:\n        threading.Thread(target=burn, daemon=True).start()\n"
+        "    return x * x"
+    )
+    outcome = grade_speed(burns_later, timed_here=True)
+    assert not outcome.passed and "kept computing while the unfixed code was timed" in outcome.error["evalue"], (
+        outcome.error
+    )
