@@ -55,8 +55,9 @@ instructor: venv
 	cd autograde && JUPYTER_CONFIG_PATH="$(INSTRUCTOR_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=.. \
 	  --LabApp.default_url=/lab/tree/autograde --LabApp.workspaces_dir="$(CURDIR)/autograde/.lab-workspaces" $(LAB_ARGS)
 
+# The round trip alone (it uses every core), then the other tests as two processes side by side (tools/run-tests.sh).
 test: venv
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@tools/run-tests.sh "$(BIN)/python" $(PYTEST_ARGS)
 
 test-fast: venv
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)

@@ -20,10 +20,16 @@ process writes those outcomes into the notebook's test cells, which ``SaveAutoGr
 scores. An exercise whose answer is still the released placeholder scores 0 without a worker.
 A worker that dies, hangs or sends anything else costs its own exercise only.
 
-What still shares a process: inside one worker, the exercise's own checks run after its
-answer, so they rely on the guard (``tfperf.grading.guard``) and the static screen for that
-exercise; the speed checks' clock and the unfixed code's run are moved out by
-``python -m tfperf recheck``.
+Speed checks (``grading.assert_speedup``) are timed from this process: in the worker, the check only
+compares two results with the unfixed code's and leaves the timing to :func:`time_speed_check`, which
+runs the answer's function in the exercise's worker and the unfixed code in a worker of its own that
+never runs learner code (:class:`Baselines`), reads the clock here, compares a drawn call of every
+sample with the unfixed code's, and refuses a sample during which the answer's processes kept
+computing.
+
+What still shares a process: inside one worker, the exercise's other checks (results, traces, host
+reads, prints) run after its answer, so they rely on the guard (``tfperf.grading.guard``) and the
+static screen for that exercise.
 """
 
 from __future__ import annotations

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it: PYTHON [PYTEST_ARGS...]
+#
+# 1. The round trip (tests/grading) alone: it grades in two lanes, one core each, and its speed checks need
+#    those cores to themselves.
+# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests; the browser,
+#    unit and style tests): together they take about half the time of one after the other.
+# Each part's output goes to test-artifacts/pytest-<part>.log and is printed when the part ends; a
+# --junitxml=FILE argument becomes one file per part (FILE with -<part> before its extension).
+# Exit status: 0 when every part passed (or selected no test: pytest's status 5), else the first failure's.
+set -u
+python=$1
+shift
+mkdir -p test-artifacts
+
+args_for() {  # the arguments, with --junitxml=FILE made per part
+  local part=$1 arg
+  shift
+  for arg in "$@"; do
+    case $arg in
+      --junitxml=*) file=${arg#--junitxml=}; echo "--junitxml=${file%.*}-$part.${file##*.}" ;;
+      *) echo "$arg" ;;
+    esac
+  done
+}
+
+run_part() {  # part, then paths: pytest on them, its output in the part's log
+  local part=$1
+  shift
+  local -a extra
+  mapfile -t extra < <(args_for "$part" "${PYTEST_EXTRA[@]}")
+  "$python" -m pytest "$@" "${extra[@]}" >"test-artifacts/pytest-$part.log" 2>&1
+}
+
+PYTEST_EXTRA=("$@")
+PARTS=(tests/grading tests/classgrading tests/notebooks tests/browser tests/unit tests/test_python_style.py)
+for found in tests/*/ tests/test_*.py; do  # a new folder of tests must be given a part here
+  found=${found%/}
+  if [[ " ${PARTS[*]} " != *" $found "* ]] && [ "$found" != tests/__pycache__ ]; then
+    echo "tools/run-tests.sh runs no part with $found: add it to a part" >&2
+    exit 2
+  fi
+done
+status=0
+note() {  # a part's status: 5 (nothing selected) counts as passed
+  local part=$1 code=$2
+  echo "== $part: pytest exited with $code (its log: test-artifacts/pytest-$part.log)"
+  if [ "$code" -ne 0 ] && [ "$code" -ne 5 ] && [ "$status" -eq 0 ]; then status=$code; fi
+}
+
+started=$(date +%s)
+echo "== 1/2: the round trip (tests/grading), alone"
+run_part roundtrip tests/grading
+code=$?
+cat test-artifacts/pytest-roundtrip.log
+note roundtrip $code
+
+echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
+run_part classgrading tests/classgrading tests/notebooks &
+first=$!
+run_part rest tests/browser tests/unit tests/test_python_style.py
+code_rest=$?
+wait $first
+code_first=$?
+cat test-artifacts/pytest-classgrading.log
+note classgrading $code_first
+cat test-artifacts/pytest-rest.log
+note rest $code_rest
+
+echo "== the whole suite: $(( $(date +%s) - started )) s; exit status $status"
+exit $status
