@@ -178,7 +178,7 @@ PATCHES_THE_CHECK = (
 )
 
 
-def grade_speed(answer: str, *, timed_here: bool) -> outside.Outcome:
+def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False) -> outside.Outcome:
     from tfperf.autograding import recheck
 
     exercise = outside.Exercise("answer", ("speed",), (SPEED_GIVEN, "PLACEHOLDER"), 1, (SPEED_TEST,))
@@ -196,7 +196,7 @@ def grade_speed(answer: str, *, timed_here: bool) -> outside.Outcome:
             exercise,
             answer,
             timeout=60,
-            sandboxed=False,
+            sandboxed=sandboxed,
             speed_checks=[check] if timed_here else None,
             baseline_for=baseline_for,
         )
@@ -232,7 +232,8 @@ def test_a_result_that_differs_while_timed_fails_and_an_error_is_named():
 
 
 @pytest.mark.slow
-def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check():
+@SANDBOXED
+def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check(sandboxed):
     """A thread started once the worker's own checks are over would take the grader's core from the unfixed
     code's process: the grading process counts the CPU the answer's processes use while it times that."""
     burns_later = (
@@ -242,7 +243,7 @@ def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check():
         "    if calls[0] == 6:\n        threading.Thread(target=burn, daemon=True).start()\n"
         "    return x * x"
     )
-    outcome = grade_speed(burns_later, timed_here=True)
+    outcome = grade_speed(burns_later, timed_here=True, sandboxed=sandboxed)
     assert not outcome.passed and "kept computing while the unfixed code was timed" in outcome.error["evalue"], (
         outcome.error
     )
