@@ -390,19 +390,26 @@ def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
 class Baselines:
     """The unfixed code's workers (:class:`tfperf.autograding.recheck.Worker`), one per speed check of an
     instructor's notebook, started when first needed and kept for the next submissions of the same
-    grading run: they run the instructor's cells only, never learner code. Stopped at exit."""
+    grading run: they run the instructor's cells only, never learner code. Each later use first runs
+    those cells again in a new namespace (``reset``): the unfixed code's own state (the traces that its
+    ``tf.function`` keeps, measured to slow it down run after run) never carries over from one
+    submission to the next. Stopped at exit."""
 
     def __init__(self) -> None:
         self.workers: dict[tuple, object] = {}
         atexit.register(self.close)
 
     def worker(self, source: Path, source_nb: NotebookNode, check):
-        from tfperf.autograding.recheck import Worker, _worker_argv, program
+        from tfperf.autograding.recheck import NotRunnable, Worker, _worker_argv, program
 
         key = (str(source), source.stat().st_mtime_ns, check)
         found = self.workers.get(key)
         if found is not None and found.alive():
-            return found
+            try:  # the instructor's cells again, in a new namespace: nothing of the last timing carries over
+                found.ask(do="reset")
+                return found
+            except NotRunnable:
+                found.close()
         env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
         env.pop("TFPERF_RECORD", None)
         worker = Worker(

@@ -133,19 +133,23 @@ class NotRunnable(RuntimeError):
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
-    (:func:`tfperf.autograding.samples.serve_samples`)."""
+    (:func:`tfperf.autograding.samples.serve_samples`). ``reset`` runs the cells again in a new namespace
+    (new objects: a ``tf.function``'s traces, a model's state), as a fresh process would have them."""
     from tfperf.runtime import logs
 
     header, _ = receive(requests)
-    namespace: dict = {"__name__": "__main__"}
-    try:
+
+    def load() -> tuple:
+        namespace: dict = {"__name__": "__main__"}
         with logs.captured_output(), seeded(0):
             for index, source in enumerate([*header["cells"], header["prelude"]]):
                 name = f"<cell {index}>"  # AutoGraph reads a function's source through linecache
                 linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
                 exec(compile(source, name, "exec"), namespace)
-            function = eval(header["function"], namespace)
-            make_inputs = eval(header["make_inputs"], namespace)
+            return eval(header["function"], namespace), eval(header["make_inputs"], namespace)
+
+    try:
+        function, make_inputs = load()
         ready: dict = {"ready": True}
         if header.get("exercise"):
             ready |= target_of(header["exercise"])
@@ -153,9 +157,17 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         send(replies, {"error": traceback.format_exc(limit=3)})
         return
     send(replies, ready)
-    serve_samples(
-        lambda: receive(requests)[0], lambda head, arrays=None: send(replies, head, arrays), function, make_inputs
-    )
+    reply = lambda head, arrays=None: send(replies, head, arrays)  # noqa: E731
+    while True:
+        request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs)
+        if request.get("do") != "reset":
+            return
+        try:
+            function, make_inputs = load()
+        except BaseException:
+            reply({"error": traceback.format_exc(limit=3)})
+            return
+        reply({"ok": True})
 
 
 def target_of(exercise: str) -> dict:

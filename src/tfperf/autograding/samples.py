@@ -64,8 +64,9 @@ def serve_samples(
     reply: Callable[..., None],
     function: Callable[..., Any],
     make_inputs: Callable[[], Any],
-) -> None:
-    """Answer ``prepare``, ``run`` and ``result`` requests until another one comes (``end``, ``exit``)."""
+) -> dict:
+    """Answer ``prepare``, ``run`` and ``result`` requests until another one comes (``end``, ``exit``,
+    ``reset``); returns that one."""
     from tfperf.measure import timing
     from tfperf.runtime import device, logs
 
@@ -90,6 +91,6 @@ def serve_samples(
             elif request.get("do") == "result":
                 reply({"ok": True}, leaves(results[int(request["index"])]))
             else:
-                return
+                return request
         except BaseException:  # noqa: BLE001 (reported: the asking process decides)
             reply({"error": traceback.format_exc(limit=3)})

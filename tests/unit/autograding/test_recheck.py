@@ -108,3 +108,23 @@ def test_the_command_fails_the_untouched_notebook_with_a_line_per_check():
         line for line in result.stdout.splitlines() if line.startswith(f"{EXERCISE}: NOT PASSED out of the kernel")
     ]
     assert len(lines) == 2 and "NotImplementedError" in result.stdout, result.stdout
+
+
+@pytest.mark.slow
+def test_a_reset_runs_the_cells_again_so_no_state_carries_over():
+    """The unfixed code's worker is kept for the next submission; ``reset`` gives it fresh objects first."""
+    cells = ["import numpy as np\ncalls = [0]\ndef counted(x):\n    calls[0] += 1\n    return x + calls[0]"]
+    check = recheck.SpeedCheck("g", "e", "counted", "counted", "lambda: (np.zeros(2),)", "")
+    worker = recheck.Worker(recheck._worker_argv(), cells, check, "counted", "the worker")
+    try:
+
+        def one_call() -> float:
+            worker.ask(do="prepare", seeds=[1])
+            worker.ask(do="run")
+            return float(worker.ask(do="result", index=0)[0][0])
+
+        assert [one_call(), one_call()] == [1.0, 2.0]
+        worker.ask(do="reset")
+        assert one_call() == 1.0
+    finally:
+        worker.close()
