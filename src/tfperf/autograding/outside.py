@@ -234,6 +234,7 @@ def grade_exercise(
         )
         worker = _Replies(process, key, timeout)
         problem = None
+        untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
         try:
             send(
                 process.stdin,
@@ -254,12 +255,19 @@ def grade_exercise(
                     answer_error = _error(message["error"])
                 if "test" in message and message["test"] in exercise.tests:
                     outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
-            for check in speed_checks or []:
-                outcome = outcomes.get(check.grade_id)
-                if outcome is not None and outcome.passed:
-                    time_speed_check(check, worker, baseline_for, outcome, record)
+            untimed = [c for c in speed_checks or [] if c.grade_id in outcomes and outcomes[c.grade_id].passed]
+            while untimed:
+                check = untimed[0]
+                if outcomes[check.grade_id].passed:
+                    time_speed_check(check, worker, baseline_for, outcomes[check.grade_id], record)
+                untimed.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
+            for check in untimed:  # a check passed in the worker counts only once timed from here
+                outcomes[check.grade_id].error = {
+                    "ename": OUTSIDE,
+                    "evalue": f"Timed by the grading process, this check did not finish: {problem}",
+                }
         except OSError as err:
             problem = f"its process could not be started ({err})."
         finally:

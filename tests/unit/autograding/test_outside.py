@@ -247,3 +247,12 @@ def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check(sandb
     assert not outcome.passed and "kept computing while the unfixed code was timed" in outcome.error["evalue"], (
         outcome.error
     )
+
+
+@pytest.mark.slow
+def test_an_answer_that_ends_its_process_while_timed_loses_the_check():
+    """The test cell passed in the worker; it counts only once timed from here, so stopping the worker
+    then (exiting, or hanging past the limit) cannot keep its points."""
+    exits_later = "import os\ncalls = [0]\ndef square(x):\n    calls[0] += 1\n    if calls[0] > 4:\n        os._exit(0)\n    return x * x"
+    outcome = grade_speed(exits_later, timed_here=True)
+    assert not outcome.passed and "this check did not finish" in outcome.error["evalue"], outcome.error
