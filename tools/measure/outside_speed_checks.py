@@ -62,6 +62,15 @@ print(
                     "min": round(min(v), 2),
                     "max": round(max(v), 2),
                     "target": next((r["target"] for r in rows if r["exercise"] == k[0]), None),
+                    # the answer's extra time making inputs, as a share of what is allowed (1 fails)
+                    "preparing_share_max": max(
+                        (
+                            r["preparing_share"]
+                            for r in rows
+                            if r["exercise"] == k[0] and r.get("preparing_share") is not None
+                        ),
+                        default=None,
+                    ),
                 }
                 for k, v in by.items()
             },

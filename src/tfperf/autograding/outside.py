@@ -390,6 +390,7 @@ def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
         "candidate_s": verdict.seconds.get("answer"),
         "baseline_s": verdict.seconds.get("baseline"),
         "timed": "outside",
+        "preparing_share": verdict.preparing,
     }
     with record.open("a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")

@@ -265,6 +265,7 @@ class Verdict:
     ratios: list[float] = field(default_factory=list)
     problem: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
+    preparing: float | None = None  # the answer's inputs took this share of what was allowed beyond the baseline's
 
     @property
     def median(self) -> float | None:
@@ -307,6 +308,15 @@ def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
 IDLE_CPU_SECONDS = 0.02
 IDLE_SHARE = 0.05
 
+#: Seconds the answer's worker may take to make a run's inputs beyond what the unfixed code's worker takes
+#: for as many (both run the same ``make_inputs``): a floor, a little per sample and a share of the
+#: answer's own timed seconds. More is work done while inputs were made, before the clock started
+#: (results computed in advance from the inputs as they were drawn); at most about a fifth of a sample
+#: can hide there, far from any exercise's target.
+PREPARE_FLOOR_SECONDS = 0.05
+PREPARE_SECONDS_PER_SAMPLE = 0.005
+PREPARE_SHARE = 0.10
+
 
 def busy_seconds(pid: int) -> float:
     """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
@@ -344,7 +354,9 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
 
     The clock is read here, around each sample's ``run``. After every sample of the answer, one of
     its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
-    inputs (and so are two untimed calls first). A median between the square root of the target and
+    inputs (and so are two untimed calls first). Each side's inputs are made just before its sample
+    and that is timed too: the answer's worker may not take much longer to make them than the unfixed
+    code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
     check). ``target``: default, the one the baseline worker reported, else this machine's."""
     from tfperf.measure import timing
@@ -376,6 +388,25 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             return verdict
     calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
     seconds: dict = {baseline: [], answer: []}
+    preparing = {baseline: [0.0, 0], answer: [0.0, 0]}  # seconds spent making inputs, calls made
+
+    def worked_while_preparing() -> str | None:
+        (answer_took, answer_calls), (baseline_took, baseline_calls) = preparing[answer], preparing[baseline]
+        excess = answer_took - baseline_took / baseline_calls * answer_calls
+        samples = len(seconds[answer])
+        allowed = (
+            PREPARE_FLOOR_SECONDS
+            + PREPARE_SECONDS_PER_SAMPLE * samples
+            + PREPARE_SHARE * sum(seconds[answer]) * calls[answer]
+        )
+        verdict.preparing = excess / allowed
+        if excess > allowed:
+            return (
+                f"your code worked while its inputs were made, before the clock started ({excess:.2f} s more "
+                f"than the unfixed code took for as many inputs, in {samples} samples): a result must be "
+                "computed when the function is called"
+            )
+        return None
 
     def timed_pairs(count: int) -> str | None:
         for index in range(count):
@@ -383,7 +414,9 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             batch = {w: [next(seeds) for _ in range(calls[w])] for w in order}
             took = {}
             for worker in order:
-                worker.ask(do="prepare", seeds=batch[worker])
+                _, prepared = timing.stopwatch(lambda w=worker: w.ask(do="prepare", seeds=batch[w]), sync=lambda: None)
+                preparing[worker][0] += prepared
+                preparing[worker][1] += calls[worker]
                 before = answer_busy()
                 _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
                 if (
@@ -400,6 +433,8 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])
             verdict.ratios.append(seconds[baseline][-1] / max(seconds[answer][-1], 1e-12))
+            if problem := worked_while_preparing():
+                return problem
         return None
 
     verdict.problem = timed_pairs(pairs)

@@ -256,3 +256,26 @@ def test_an_answer_that_ends_its_process_while_timed_loses_the_check():
     exits_later = "import os\ncalls = [0]\ndef square(x):\n    calls[0] += 1\n    if calls[0] > 4:\n        os._exit(0)\n    return x * x"
     outcome = grade_speed(exits_later, timed_here=True)
     assert not outcome.passed and "this check did not finish" in outcome.error["evalue"], outcome.error
+
+
+@pytest.mark.slow
+def test_work_done_while_the_inputs_are_made_fails_the_check():
+    """The answer's worker makes its inputs just before the clock starts: an answer that wraps NumPy's
+    generator to compute each result as its input is drawn, and then only looks it up when timed, is
+    caught by the time its inputs took against the unfixed code's for as many."""
+    precomputes = (
+        "import numpy as np\nmade = {}\nreal_rng = np.random.default_rng\n"
+        "class Drawing:\n"
+        "    def __init__(self, rng):\n        self.rng = rng\n"
+        "    def standard_normal(self, *args, **kwargs):\n"
+        "        x = self.rng.standard_normal(*args, **kwargs)\n"
+        "        made[x.tobytes()] = slow_square(x)\n"
+        "        return x\n"
+        "np.random.default_rng = lambda *args, **kwargs: Drawing(real_rng(*args, **kwargs))\n"
+        "def square(x):\n"
+        "    done = made.pop(x.tobytes(), None)\n"
+        "    return slow_square(x) if done is None else done\n"
+        "from tfperf import grading\ngrading.assert_speedup = lambda *args, **kwargs: print('Passed')"
+    )
+    outcome = grade_speed(precomputes, timed_here=True)
+    assert not outcome.passed and "worked while its inputs were made" in outcome.error["evalue"], outcome.error
