@@ -54,6 +54,7 @@ print(
             "exercise": answer_id,
             "runs": runs,
             "failed_runs": len(failed),
+            "failures": failed,
             "seconds": round(time.monotonic() - started, 1),
             "speed": {
                 f"{k[0]} [{k[1]}]": {

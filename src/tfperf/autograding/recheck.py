@@ -308,14 +308,15 @@ def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
 IDLE_CPU_SECONDS = 0.02
 IDLE_SHARE = 0.05
 
-#: Seconds the answer's worker may take to make a run's inputs beyond what the unfixed code's worker takes
-#: for as many (both run the same ``make_inputs``): a floor, a little per sample and a share of the
-#: answer's own timed seconds. More is work done while inputs were made, before the clock started
-#: (results computed in advance from the inputs as they were drawn); at most about a fifth of a sample
-#: can hide there, far from any exercise's target.
+#: Both workers make as many inputs for a sample (the unfixed code's then runs on the first of them):
+#: the answer's may take longer to make them than the unfixed code's by a floor, a little per sample, a
+#: share of its own timed seconds and a share of the unfixed code's time making them (noise). More is
+#: work done while inputs were made, before the clock started (results computed in advance from the
+#: inputs as they were drawn); at most about a fifth of a sample can hide there, far from any target.
 PREPARE_FLOOR_SECONDS = 0.05
 PREPARE_SECONDS_PER_SAMPLE = 0.005
 PREPARE_SHARE = 0.10
+PREPARE_NOISE_SHARE = 0.25
 
 
 def busy_seconds(pid: int) -> float:
@@ -388,16 +389,16 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             return verdict
     calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
     seconds: dict = {baseline: [], answer: []}
-    preparing = {baseline: [0.0, 0], answer: [0.0, 0]}  # seconds spent making inputs, calls made
+    preparing = {baseline: 0.0, answer: 0.0}  # seconds spent making inputs, as many on each side
 
     def worked_while_preparing() -> str | None:
-        (answer_took, answer_calls), (baseline_took, baseline_calls) = preparing[answer], preparing[baseline]
-        excess = answer_took - baseline_took / baseline_calls * answer_calls
+        excess = preparing[answer] - preparing[baseline]
         samples = len(seconds[answer])
         allowed = (
             PREPARE_FLOOR_SECONDS
             + PREPARE_SECONDS_PER_SAMPLE * samples
             + PREPARE_SHARE * sum(seconds[answer]) * calls[answer]
+            + PREPARE_NOISE_SHARE * preparing[baseline]
         )
         verdict.preparing = excess / allowed
         if excess > allowed:
@@ -411,14 +412,14 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
     def timed_pairs(count: int) -> str | None:
         for index in range(count):
             order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
-            batch = {w: [next(seeds) for _ in range(calls[w])] for w in order}
+            size = max(calls.values())
+            batch = {w: [next(seeds) for _ in range(size)] for w in order}
             took = {}
             for worker in order:
                 _, prepared = timing.stopwatch(lambda w=worker: w.ask(do="prepare", seeds=batch[w]), sync=lambda: None)
-                preparing[worker][0] += prepared
-                preparing[worker][1] += calls[worker]
+                preparing[worker] += prepared
                 before = answer_busy()
-                _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run"), sync=lambda: None)
+                _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run", count=calls[w]), sync=lambda: None)
                 if (
                     worker is baseline
                     and (busy := answer_busy() - before) > IDLE_CPU_SECONDS + IDLE_SHARE * took[worker]

@@ -2,7 +2,8 @@
 returned, each on request.
 
 The process that asks holds the clock: it reads it around each ``run`` request. A worker makes the
-inputs of a sample (``prepare``) before it is timed, runs the function on each (``run``: every result
+inputs of a sample (``prepare``) before it is timed, runs the function on each, or on the first
+``count`` (``run``: every result
 made concrete and the device waited for, inside the request), and sends a result back as ``.npy``
 arrays when asked (``result``). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
 exercise workers of :mod:`tfperf.autograding.worker`.
@@ -84,8 +85,9 @@ def serve_samples(
                 reply({"ok": True})
             elif request.get("do") == "run":
                 device.sync()
+                chosen = inputs if request.get("count") is None else inputs[: int(request["count"])]
                 with logs.captured_output():
-                    results = [timing.settle(function(*args)) for args in inputs]
+                    results = [timing.settle(function(*args)) for args in chosen]
                 device.sync()
                 reply({"ok": True})
             elif request.get("do") == "result":
