@@ -11,6 +11,8 @@
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
 - ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results on request).
+- ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
+  grading process.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
   instructor's cells, the answer, the test cells) and reports each test cell's outcome.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.

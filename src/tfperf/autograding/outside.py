@@ -27,6 +27,9 @@ never runs learner code (:class:`Baselines`), reads the clock here, compares a d
 sample with the unfixed code's, and refuses a sample during which the answer's processes kept
 computing.
 
+Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
+submitted answer cell's text and compared here with the instructor's hidden tests.
+
 What still shares a process: inside one worker, the exercise's other checks (results, traces, host
 reads, prints) run after its answer, so they rely on the guard (``tfperf.grading.guard``) and the
 static screen for that exercise.
@@ -50,7 +53,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import sandbox
+from tfperf.autograding import concepts, sandbox
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
@@ -497,6 +500,13 @@ class GradeOutsideKernel(Preprocessor):
             if answer is None or not is_written(answer.source, placeholders.get(exercise.answer, "")):
                 for cell in tests:
                     cell.outputs = _not_written(cell, exercise.answer)
+                continue
+            decided = concepts.grade(dict(zip(exercise.tests, exercise.test_sources)), answer.source)
+            if decided is not None:  # a concept check: read from the answer cell as written, no worker
+                for grade_id, (printed, error) in decided.items():
+                    if grade_id in cells:
+                        failure = None if error is None else {"ename": "GradingFailure", "evalue": error}
+                        cells[grade_id].outputs = Outcome(printed, failure).outputs()
                 continue
             self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
             outcomes = grade_exercise(

@@ -12,6 +12,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``guard``: refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
   or whose given code (registered with :func:`given`), was changed.
 - ``results``: what code returns.
+- ``concepts``: concept checks (one letter per question; the right ones in hidden tests).
 - ``classifiers``: probabilities, accuracy, a loss that matches the output.
 - ``model_runs``: how often a model runs.
 - ``pipelines``: tf.data pipelines.

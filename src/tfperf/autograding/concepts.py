@@ -1,0 +1,121 @@
+"""Concept checks graded from the text of the answer cell, in the grading process (no kernel, no worker).
+
+An exercise is a concept check when its instructor's test cells call nothing but
+``concepts.check_form``, ``concepts.check_answer`` (:mod:`tfperf.grading.concepts`) and ``print``. The right
+letters are read from the instructor's hidden tests; the learner's letters from the submitted answer
+cell as written: top-level assignments of a string literal (``name = "b"``, the last one counting). An
+answer computed any other way is not read, and the check says so. Nothing the submission runs can
+change either side.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+ALLOWED_CALLS = {"check_form", "check_answer"}
+
+
+@dataclass(frozen=True)
+class Question:
+    name: str  # the variable the answer cell assigns
+    right: str
+    question: str
+    options: str = "abcd"
+    section: str | None = None
+
+
+def _keyword(call: ast.Call, name: str, default=None):
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return ast.literal_eval(keyword.value)
+    return default
+
+
+def questions(test_source: str) -> list[Question] | None:
+    """The questions a test cell checks, or None if it checks anything else (then it is not graded here)."""
+    try:
+        tree = ast.parse(test_source)
+    except SyntaxError:
+        return None
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "print":
+            continue
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "concepts"
+            and func.attr in ALLOWED_CALLS
+        ):
+            return None
+        if func.attr == "check_answer":
+            try:
+                found.append(
+                    Question(
+                        name=node.args[0].id,
+                        right=ast.literal_eval(node.args[1]),
+                        question=str(_keyword(node, "question")),
+                        options=_keyword(node, "options", "abcd"),
+                        section=_keyword(node, "section"),
+                    )
+                )
+            except (IndexError, AttributeError, ValueError):
+                return None
+    return found or None
+
+
+def written_answers(answer_source: str) -> dict[str, str | None]:
+    """Each name the answer cell assigns at the top level: its string literal, or None if computed."""
+    try:
+        tree = ast.parse(answer_source)
+    except SyntaxError:
+        return {}
+    answers: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            literal = isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        value = node.value.value if literal and name is target else None
+                        answers[name.id] = value if isinstance(value, str) else None
+    return answers
+
+
+def verdict(question: Question, answers: dict[str, str | None]) -> str | None:
+    """None if ``answers`` has the right letter for ``question``; else what the learner is told."""
+    if question.name not in answers:
+        return f'Question {question.question}: no answer: assign it in the answer cell, {question.name} = "a".'
+    given = answers[question.name]
+    if given is None:
+        return (
+            f"Question {question.question}: write the answer as one letter in quotes "
+            f'({question.name} = "a"): it is read from the answer cell as written.'
+        )
+    if given.strip().lower() not in set(question.options):
+        return f"Question {question.question}: answer with one letter, one of {', '.join(question.options)}."
+    if given.strip().lower() != question.right:
+        where = f' Reread the section "{question.section}".' if question.section else ""
+        return f"Question {question.question}: not the right answer.{where}"
+    return None
+
+
+def grade(test_sources: dict[str, str], answer_source: str) -> dict[str, tuple[str, str | None]] | None:
+    """For each test cell (grade_id: its instructor's source): (what it printed, its error or None); None
+    if the exercise is not a concept check."""
+    asked = {grade_id: questions(source) for grade_id, source in test_sources.items()}
+    if not asked or any(found is None for found in asked.values()):
+        return None
+    answers = written_answers(answer_source)
+    outcomes = {}
+    for grade_id, found in asked.items():
+        problems = [problem for q in found if (problem := verdict(q, answers))]
+        said = "Graded from your answer cell as written, outside the notebook:"
+        right = "".join(f" question {q.question} right." for q in found)
+        outcomes[grade_id] = ("" if problems else said + right + "\n", " ".join(problems) or None)
+    return outcomes
