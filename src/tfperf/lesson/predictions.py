@@ -1,0 +1,186 @@
+"""Predict, then measure: the learner commits a prediction before an experiment, then sees it beside
+the measurement, and :func:`summary` shows how far off the predictions were, chapter by chapter.
+
+A prediction is a range (``Choice``: a label, a low and a high bound). :func:`ask` shows the choices and
+a *Commit* button (or call :func:`commit`); :func:`reveal`, in the cell that measures, prints the
+prediction beside the measured value and saves both. Skipping a prediction is fine: :func:`reveal` then
+says so and saves nothing. Predictions are not graded: what is right depends on the learner's device.
+
+Saved as JSON lines in the learner's workspace (:func:`store`): ``TFPERF_PREDICTIONS`` if set, else
+``predictions.jsonl`` in the ``my-work`` folder the notebook runs in (``make lab``), else in the
+notebook's folder. Nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STORE_ENV_VAR = "TFPERF_PREDICTIONS"
+STORE_NAME = "predictions.jsonl"
+
+
+@dataclass(frozen=True)
+class Choice:
+    label: str
+    low: float
+    high: float = math.inf
+
+    def error_decades(self, measured: float) -> float:
+        """0 if ``measured`` is in the range, else how many powers of ten it lies outside."""
+        if measured <= 0:
+            return math.inf
+        if measured < self.low:
+            return math.log10(self.low / measured)
+        if measured >= self.high:
+            return math.log10(measured / self.high)
+        return 0.0
+
+
+#: Ranges for "how many times faster": the default choices.
+SPEEDUPS = (
+    Choice("about the same (under 1.5x)", 0.0, 1.5),
+    Choice("1.5x to 3x", 1.5, 3.0),
+    Choice("3x to 10x", 3.0, 10.0),
+    Choice("10x to 100x", 10.0, 100.0),
+    Choice("more than 100x", 100.0),
+)
+
+
+def store() -> Path:
+    """Where predictions are saved (see the module's docstring)."""
+    if os.environ.get(STORE_ENV_VAR):
+        return Path(os.environ[STORE_ENV_VAR])
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if folder.name == "my-work":
+            return folder / STORE_NAME
+    return here / STORE_NAME
+
+
+def _append(row: dict) -> None:
+    path = store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def rows() -> list[dict]:
+    """Everything saved so far (lines that are not JSON are skipped)."""
+    path = store()
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            found.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return found
+
+
+def chapter_of(key: str) -> str:
+    return key.split(".", 1)[0]
+
+
+def commit(key: str, choice: Choice) -> None:
+    """Save ``choice`` as the prediction for experiment ``key`` (``"02_eager_vs_graph.function_speedup"``)."""
+    _append(
+        {
+            "kind": "prediction",
+            "key": key,
+            "label": choice.label,
+            "low": choice.low,
+            "high": _finite(choice.high),
+            "time": time.time(),
+        }
+    )
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) else value
+
+
+def latest_prediction(key: str) -> Choice | None:
+    """The last prediction committed for ``key``, or None."""
+    found = [r for r in rows() if r.get("kind") == "prediction" and r.get("key") == key]
+    if not found:
+        return None
+    last = found[-1]
+    return Choice(last["label"], last["low"], math.inf if last.get("high") is None else last["high"])
+
+
+def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x") -> Choice | None:
+    """Print the prediction for ``key`` beside ``measured``, and save both; returns the prediction."""
+    choice = latest_prediction(key)
+    if choice is None:
+        print(f"Measured {what}: {measured:.3g}{unit}. (No prediction was committed for it: nothing saved.)")
+        return None
+    error = choice.error_decades(measured)
+    verdict = "inside your range" if error == 0 else f"{error:.1f} powers of ten outside your range"
+    print(f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {verdict}.")
+    _append(
+        {
+            "kind": "measured",
+            "key": key,
+            "label": choice.label,
+            "measured": measured,
+            "error_decades": _finite(error),
+            "time": time.time(),
+        }
+    )
+    return choice
+
+
+def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
+    """A widget: the question, the choices and a *Commit* button that saves the one chosen."""
+    import ipywidgets as widgets
+
+    options = widgets.RadioButtons(options=[(c.label, c) for c in choices], index=None, layout={"width": "auto"})
+    button = widgets.Button(description="Commit my prediction", icon="check", button_style="info")
+    status = widgets.HTML("Choose, then commit, before you run the experiment below.")
+
+    def committed(_):
+        if options.value is None:
+            status.value = "Choose one of the ranges first."
+            return
+        commit(key, options.value)
+        status.value = f"Saved: <b>{options.value.label}</b>. Now run the experiment."
+
+    button.on_click(committed)
+    return widgets.VBox([widgets.HTML(f"<b>Predict:</b> {question}"), options, button, status])
+
+
+def summary():
+    """How far off the predictions were, per chapter, in the order they were measured: a table and a
+    plot (0: the measurement fell inside the predicted range). Returns the figure, or None if nothing
+    was measured after a prediction yet."""
+    measured = [r for r in rows() if r.get("kind") == "measured"]
+    if not measured:
+        print(f"No prediction has met its measurement yet ({store()}).")
+        return None
+    import matplotlib.pyplot as plt
+
+    by_chapter: dict[str, list[dict]] = {}
+    for row in measured:
+        by_chapter.setdefault(chapter_of(row["key"]), []).append(row)
+    print(f"{'chapter':<22}{'predictions':>12}{'inside range':>14}{'mean error (powers of ten)':>28}")
+    fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
+    for order, (chapter, found) in enumerate(sorted(by_chapter.items())):
+        errors = [math.inf if r.get("error_decades") is None else r["error_decades"] for r in found]
+        finite = [e for e in errors if math.isfinite(e)]
+        inside = sum(1 for e in errors if e == 0)
+        mean = sum(finite) / len(finite) if finite else math.nan
+        print(f"{chapter:<22}{len(found):>12}{inside:>14}{mean:>28.2f}")
+        places = [order + (i + 1) / (len(finite) + 1) - 0.5 for i in range(len(finite))]  # in the order measured
+        ax.plot(places, finite, "o-", label=chapter)
+    ax.set_xticks(range(len(by_chapter)), sorted(by_chapter), rotation=20)
+    ax.set_ylabel("off by (powers of ten)")
+    ax.set_title("Your predictions against your measurements (0: inside the range you chose)")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    plt.show()
+    return fig
