@@ -16,6 +16,30 @@ def _fixed(table, weights, steps):
 """
 
 RED_TEAM = [
+    # (2) Concept checks: wrong letters, and every later cell's hidden check rewritten in the kernel to
+    # the visible one (an IPython input transformer): the kernel passes them; graded from the answer
+    # cell as written, outside the kernel, they score 0.
+    Submission(
+        "red2_concepts_rewrites_the_hidden_checks",
+        {
+            "concepts": """
+import IPython
+IPython.get_ipython().input_transformers_post.append(
+    lambda lines: [line.replace("check_answer(", "check_form(").replace(', "c", question', ", question")
+                   .replace(', "b", question', ", question") for line in lines])
+dtype_mix = "a"
+weights_are_variables = "a"
+soft_placement = "a"
+numpy_of_gpu_tensor = "a"
+"""
+        },
+        {
+            "concepts_dtype_mix": 0,
+            "concepts_weights_are_variables": 0,
+            "concepts_soft_placement": 0,
+            "concepts_numpy_of_gpu_tensor": 0,
+        },
+    ),
     # (1) Remembers the unfixed result per table object: timed calls get new tables, so nothing is reused.
     Submission(
         "red1_memo_by_object",

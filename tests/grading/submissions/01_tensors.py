@@ -9,6 +9,12 @@ def row_scores(table, weights, steps):
 """
 
 SUBMISSIONS = [
+    # Concept checks: two right (one in capitals, with a space), two wrong: the right ones score.
+    Submission(
+        "concepts_two_wrong",
+        {"concepts": 'dtype_mix = "C "\nweights_are_variables = "a"\nsoft_placement = "b"\nnumpy_of_gpu_tensor = "b"'},
+        {"concepts_weights_are_variables": 0, "concepts_numpy_of_gpu_tensor": 0},
+    ),
     # The unfixed code handed in as the answer: same results, no speedup.
     Submission("unfixed", {"row_scores": UNFIXED_ROW_SCORES}, {"row_scores_tests": 0}),
     # "Fixed" by switching to tf.constant, but still converting inside the loop.
