@@ -43,6 +43,15 @@ _UNIFORM = """def make_model():
 """
 
 SUBMISSIONS = [
+    # Concept checks: the from_logits trap for probabilities; the three others right.
+    Submission(
+        "concepts_from_logits_trap",
+        {
+            "concepts": 'loss_for_integer_labels = "c"\ntrain_step_python_runs = "c"\n'
+            'steps_per_execution = "a"\ngradient_tape = "d"'
+        },
+        {"concepts_loss_for_integer_labels": 0},
+    ),
     Submission(
         "classifier_unfixed",
         {"make_model": _model(None, "keras.losses.SparseCategoricalCrossentropy()")},
