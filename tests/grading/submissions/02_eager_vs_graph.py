@@ -21,7 +21,9 @@ SUBMISSIONS = [
     # Concept checks: one wrong letter; the three right ones score.
     Submission(
         "concepts_one_wrong",
-        {"concepts": 'python_int_argument = "a"\nprint_in_function = "d"\ngraph_on_large_ops = "a"\nfunction_in_loop = "c"'},
+        {
+            "concepts": 'python_int_argument = "a"\nprint_in_function = "d"\ngraph_on_large_ops = "a"\nfunction_in_loop = "c"'
+        },
         {"concepts_python_int_argument": 0},
     ),
     # Exercise 1: predict must trace once.

@@ -226,6 +226,14 @@ def classify(parts):
 )
 
 SUBMISSIONS = [
+    # Concept checks: some wrong letters; the right ones score.
+    Submission(
+        "concepts_some_wrong",
+        {
+            "concepts": 'map_python_runs = "a"\ncache_placement = "d"\nparallel_python_work = "a"\nwhat_prefetch_does = "d"'
+        },
+        {"concepts_map_python_runs": 0, "concepts_cache_placement": 0},
+    ),
     # Exercise 1: every case but the file cache fails the structure check; the speed check fails where the
     # result is wrong, the work is skipped, or it is simply not faster.
     Submission(

@@ -62,6 +62,14 @@ _READ_EVERY_N_IN_PYTHON = """def train(w0, xs, ys, report, every):
 """
 
 SUBMISSIONS = [
+    # Concept checks: some wrong letters; the right ones score.
+    Submission(
+        "concepts_some_wrong",
+        {
+            "concepts": 'after_matmul_returns = "a"\nnot_a_sync_point = "a"\nnumpy_inside_function = "b"\nmemory_growth_and_oom = "d"'
+        },
+        {"concepts_after_matmul_returns": 0},
+    ),
     Submission(name="unfixed", edits={"train": _UNFIXED}, expected={"train_tests": 0.0, "train_speed_tests": 0.0}),
     Submission(
         name="float_instead_of_numpy",
