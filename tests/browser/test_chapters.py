@@ -167,3 +167,22 @@ def test_a_reopened_notebook_still_shows_the_panel_and_its_last_plot(page, learn
     output.screenshot(path=str(artifacts / "01_tensors-panel-after-reopening.png"))
     assert nb.widget_failures() == []
     assert output.locator("img").count() >= 1, "the last plot is gone from the reopened notebook"
+
+
+def test_a_prediction_committed_in_the_widget_is_shown_beside_the_measurement(page, learner_lab, artifacts):
+    nb = NotebookPage(page, learner_lab, "02_eager_vs_graph/eager_vs_graph.ipynb").open()
+    ask = nb.index(containing='predictions.ask("02_eager_vs_graph.graph_vs_eager"')
+    nb.run_all_above(ask)
+    nb.run(ask)
+    widget = nb.cell(ask).locator(".jp-OutputArea .widget-vbox").first
+    widget.wait_for(timeout=30_000)
+    widget.locator("label", has_text="3x to 10x").click()
+    widget.locator("button", has_text="Commit my prediction").click()
+    widget.locator(".widget-html", has_text="Saved: 3x to 10x").wait_for(timeout=10_000)
+    measure = nb.index(containing='predictions.reveal("02_eager_vs_graph.graph_vs_eager"')
+    nb.run(measure)
+    shown = nb.output_text(measure)
+    widget.screenshot(path=str(artifacts / "02_eager_vs_graph-prediction-committed.png"))
+    nb.cell(measure).screenshot(path=str(artifacts / "02_eager_vs_graph-prediction-beside-measurement.png"))
+    assert "You predicted 3x to 10x; measured here:" in shown, shown
+    assert nb.widget_failures() == [] and nb.stderr_outputs() == []

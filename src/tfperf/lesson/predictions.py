@@ -114,12 +114,12 @@ def latest_prediction(key: str) -> Choice | None:
     return Choice(last["label"], last["low"], math.inf if last.get("high") is None else last["high"])
 
 
-def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x") -> Choice | None:
-    """Print the prediction for ``key`` beside ``measured``, and save both; returns the prediction."""
+def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x") -> None:
+    """Print the prediction for ``key`` beside ``measured``, and save both (nothing if there is none)."""
     choice = latest_prediction(key)
     if choice is None:
         print(f"Measured {what}: {measured:.3g}{unit}. (No prediction was committed for it: nothing saved.)")
-        return None
+        return
     error = choice.error_decades(measured)
     verdict = "inside your range" if error == 0 else f"{error:.1f} powers of ten outside your range"
     print(f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {verdict}.")
@@ -133,7 +133,6 @@ def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x")
             "time": time.time(),
         }
     )
-    return choice
 
 
 def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
@@ -141,7 +140,9 @@ def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
     import ipywidgets as widgets
 
     options = widgets.RadioButtons(options=[(c.label, c) for c in choices], index=None, layout={"width": "auto"})
-    button = widgets.Button(description="Commit my prediction", icon="check", button_style="info")
+    button = widgets.Button(
+        description="Commit my prediction", icon="check", button_style="info", layout={"width": "max-content"}
+    )
     status = widgets.HTML("Choose, then commit, before you run the experiment below.")
 
     def committed(_):
