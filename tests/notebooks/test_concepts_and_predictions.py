@@ -38,7 +38,7 @@ def test_the_released_notebook_does_not_reveal_the_answers(assignment):
         if grade_id.startswith("concepts_"):
             assert "check_answer" not in cell.source and "HIDDEN" not in cell.source, grade_id
     answer = released["concepts"].source
-    for name, right in concepts.written_answers(solution["concepts"].source).items():
+    for name in concepts.written_answers(solution["concepts"].source):
         assert not re.search(rf"\b{name}\s*=\s*['\"]", answer), f"{assignment}: {name} is answered in the release"
     untouched = concepts.grade({g: c.source for g, c in solution.items() if g.startswith("concepts_")}, answer)
     assert all(error is not None for _, error in untouched.values())
