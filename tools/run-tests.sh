@@ -3,8 +3,8 @@
 #
 # 1. The round trip (tests/grading) alone: it grades in two lanes, one core each, and its speed checks need
 #    those cores to themselves.
-# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests; the browser,
-#    unit and style tests): together they take about half the time of one after the other.
+# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, and
+#    test_recheck; the browser, other unit and style tests): together they take about half the time of one after the other.
 # Each part's output goes to test-artifacts/pytest-<part>.log and is printed when the part ends; a
 # --junitxml=FILE argument becomes one file per part (FILE with -<part> before its extension).
 # Exit status: 0 when every part passed (or selected no test: pytest's status 5), else the first failure's.
@@ -56,9 +56,10 @@ cat test-artifacts/pytest-roundtrip.log
 note roundtrip $code
 
 echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
-run_part classgrading tests/classgrading tests/notebooks &
+# test_recheck (about 50 s) runs beside class grading, which is otherwise the shorter part by about a minute
+run_part classgrading tests/classgrading tests/notebooks tests/unit/autograding/test_recheck.py &
 first=$!
-run_part rest tests/browser tests/unit tests/test_python_style.py
+run_part rest tests/browser tests/unit --ignore=tests/unit/autograding/test_recheck.py tests/test_python_style.py
 code_rest=$?
 wait $first
 code_first=$?
