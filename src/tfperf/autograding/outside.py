@@ -357,7 +357,7 @@ def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, re
         return
     try:
         baseline = baseline_for(check)
-        verdict = recheck_one(check, baseline, answer)
+        verdict = recheck_one(check, baseline, answer, pairs=check.pairs)
     except NotRunnable as problem:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return

@@ -63,6 +63,7 @@ class SpeedCheck:
     hidden: bool = False  # in the cell's hidden part
     rtol: float = 1e-5
     atol: float = 1e-6
+    pairs: int = 7  # as assert_speedup's own ``pairs``
 
 
 def _nbgrader(cell) -> dict:
@@ -98,6 +99,7 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                     hidden=hidden_line is not None and node.lineno > hidden_line,
                     rtol=number("rtol", 1e-5),
                     atol=number("atol", 1e-6),
+                    pairs=number("pairs", 7),
                 )
             )
     return found

@@ -35,6 +35,13 @@ def test_finds_every_speed_check_of_the_chapters():
         "04_tf_data.fast_pipeline",
         "05_gpu_sync.fix_the_incident",
     } <= exercises
+    pairs = {
+        c.exercise: c.pairs
+        for c in recheck.speed_checks(
+            nbformat.read(REPO / "solutions/04_tf_data/tf_data_pipelines.ipynb", as_version=4)
+        )
+    }
+    assert pairs == {"04_tf_data.fast_pipeline": 5}  # the check's own pairs=5, timed out of the kernel as in it
 
 
 def test_the_answer_program_takes_answers_from_the_submission_and_everything_else_from_the_source():
