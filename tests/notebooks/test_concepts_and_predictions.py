@@ -38,6 +38,7 @@ def test_the_released_notebook_does_not_reveal_the_answers(assignment):
         if grade_id.startswith("concepts_"):
             assert "check_answer" not in cell.source and "HIDDEN" not in cell.source, grade_id
     answer = released["concepts"].source
+    assert "section=" not in answer  # a placeholder naming a section would hint at the answer (and be wrong for most)
     for name in concepts.written_answers(solution["concepts"].source):
         assert not re.search(rf"\b{name}\s*=\s*['\"]", answer), f"{assignment}: {name} is answered in the release"
     untouched = concepts.grade({g: c.source for g, c in solution.items() if g.startswith("concepts_")}, answer)

@@ -67,9 +67,12 @@ def with_placeholders(student: nbformat.NotebookNode, solution: nbformat.Noteboo
 
 
 def _section_of_next_check(cells: list) -> str | None:
-    """The section that the first Check cell among ``cells`` tells the learner to reread."""
+    """The section that the first Check cell among ``cells`` tells the learner to reread (none for concept
+    checks: each question names its own, in its hidden test)."""
     for cell in cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):
+            if "concepts.check_" in cell.source:
+                return None
             found = _SECTION.search(cell.source)
             return found["section"] if found else None
     return None
