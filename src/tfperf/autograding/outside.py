@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -509,6 +510,7 @@ class GradeOutsideKernel(Preprocessor):
                         cells[grade_id].outputs = Outcome(printed, failure).outputs()
                 continue
             self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
+            started = time.monotonic()
             outcomes = grade_exercise(
                 exercise,
                 answer.source,
@@ -520,6 +522,14 @@ class GradeOutsideKernel(Preprocessor):
             for grade_id, outcome in outcomes.items():
                 if grade_id in cells:
                     cells[grade_id].outputs = outcome.outputs()
+            passed = sum(outcome.passed for outcome in outcomes.values())
+            self.log.info(
+                "Exercise '%s': %d of %d checks passed, in %.1f s",
+                exercise.answer,
+                passed,
+                len(outcomes),
+                time.monotonic() - started,
+            )
         return nb, resources
 
     @staticmethod
