@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfperf.grading.calls import GradingFailure, reread
+from tfperf.grading.calls import GradingFailure, NotWritten, reread
+
+#: The heading of the questions in every chapter.
+SECTION = "Concept checks"
 
 
 def letter(answer: Any, *, question: str, options: str = "abcd") -> str:
-    """``answer`` as a lowercase letter among ``options``; a placeholder raises "not written yet"."""
-    if callable(answer):
-        answer()  # the released placeholder (grading.not_written) raises NotWritten
+    """``answer`` as a lowercase letter among ``options``; the released placeholder raises "not written yet"."""
+    if callable(answer):  # the released placeholder (grading.not_written)
+        raise NotWritten(f"The answer to question {question}", SECTION)
     if type(answer) is not str or answer.strip().lower() not in set(options):
         raise GradingFailure(
             f'Question {question}: answer with one letter in quotes, one of {", ".join(options)} (for example "{options[0]}").'

@@ -14,7 +14,7 @@ def test_the_visible_check_tells_the_form_not_the_answer(capsys):
     for wrong in ("e", "ab", 3, None):
         with pytest.raises(grading.GradingFailure, match="one letter in quotes"):
             concepts.check_form(wrong, question="1")
-    with pytest.raises(grading.NotWritten, match="not written yet"):
+    with pytest.raises(grading.NotWritten, match='question 1 is not written yet.\nReread the section "Concept checks"'):
         concepts.check_form(grading.not_written("tape_records"), question="1")
 
 
