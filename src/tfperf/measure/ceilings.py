@@ -241,3 +241,32 @@ def card(
     except OSError as err:
         say(f"the card could not be kept in {path} ({err}); it will be measured again next time")
     return measured, None
+
+
+def cached(size: str | None = None, *, folder: Path | None = None) -> Card | None:
+    """This device's card if it was measured already (``python -m tfperf ceilings``), else None: never measures."""
+    path = cache_file(folder or cache_folder(), size or sizes.course_size())
+    try:
+        return Card.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+#: How a notebook names a ceiling next to a measurement.
+LABELS = {
+    "matmul_float32": "the best float32 matmul rate on your device card",
+    "matmul_bfloat16": "the best bfloat16 matmul rate on your device card",
+    "matmul_float16": "the best float16 matmul rate on your device card",
+    "memory_bandwidth": "the memory bandwidth on your device card",
+}
+
+
+def share(value: float, name: str, card: Card | None) -> str:
+    """``value`` as a share of the ceiling ``name`` of ``card`` ("3% of the best float32 matmul rate on your
+    device card"); "" without a card or that ceiling."""
+    ceiling = card.get(name) if card is not None else None
+    if ceiling is None or ceiling.value <= 0:
+        return ""
+    percent = 100 * value / ceiling.value
+    shown = f"{percent:.0f}%" if percent >= 10 else f"{percent:.2g}%"  # a sliver keeps two significant digits
+    return f"{shown} of {LABELS.get(name, name)}"

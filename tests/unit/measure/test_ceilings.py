@@ -70,3 +70,17 @@ def test_a_broken_cache_is_measured_again_and_an_unwritable_one_is_reported(tmp_
     notes.clear()
     card, cached = ceilings.card("ci", folder=blocked / "below", progress=notes.append)
     assert cached is None and any("could not be kept" in n for n in notes)
+
+
+def test_a_measurement_as_a_share_of_the_cached_card_never_measures(tmp_path, monkeypatch):
+    _fake_measure.calls = 0
+    monkeypatch.setattr(ceilings, "measure", _fake_measure)
+    assert ceilings.cached("ci", folder=tmp_path) is None and _fake_measure.calls == 0
+    assert ceilings.share(1e9, "matmul_float32", None) == ""
+    ceilings.card("ci", folder=tmp_path)  # measured once (1e12 FLOP/s, faked), and kept
+    card = ceilings.cached("ci", folder=tmp_path)
+    assert card is not None and _fake_measure.calls == 1
+    assert ceilings.share(3e10, "matmul_float32", card) == "3% of the best float32 matmul rate on your device card"
+    assert ceilings.share(1.8e7, "matmul_float32", card).startswith("0.0018% of")
+    assert ceilings.share(5e11, "matmul_float32", card).startswith("50% of")
+    assert ceilings.share(1.0, "copy_h2d", card) == ""  # not on this card
