@@ -65,6 +65,14 @@ class NotebookPage:
         self.select(index)
         self.page.evaluate("async () => { await jupyterapp.commands.execute('notebook:run-all-above'); }")
 
+    def run_widget_cell(self, index: int, timeout_ms: int = 30_000):
+        """Run every cell above ``index``, then that cell; return its first widget box once it shows."""
+        self.run_all_above(index)
+        self.run(index)
+        box = self.cell(index).locator(".jp-OutputArea .widget-vbox").first
+        box.wait_for(timeout=timeout_ms)
+        return box
+
     def add_cell_and_run(self, source: str) -> str:
         """Append a code cell with ``source`` at the end, run it, and return its text output."""
         n = len(self.cells())

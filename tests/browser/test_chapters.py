@@ -83,12 +83,8 @@ def test_experiment_panel_runs_twice_and_keeps_both(
 ):
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing="ExperimentPanel(")
-    nb.run_all_above(panel_cell)  # the setup cell first, then everything the panel needs
+    panel = nb.run_widget_cell(panel_cell)  # the setup cell first, then everything the panel needs
     assert "Computing on" in nb.output_text(nb.index(grade_id="setup"))
-    nb.run(panel_cell)
-
-    panel = nb.cell(panel_cell).locator(".jp-OutputArea .widget-vbox").first
-    panel.wait_for(timeout=30_000)
     run_button = panel.locator("button", has_text="Run")
     if not panel.locator(".widget-html", has_text="Done: run 1").count():  # a panel may make its first run itself
         run_button.click()
@@ -146,10 +142,7 @@ def test_a_reopened_notebook_still_shows_the_panel_and_its_last_plot(page, learn
     notebook = "01_tensors/tensors_and_devices.ipynb"
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing="ExperimentPanel(")
-    nb.run_all_above(panel_cell)
-    nb.run(panel_cell)
-    panel = nb.cell(panel_cell).locator(".jp-OutputArea .widget-vbox").first
-    panel.wait_for(timeout=30_000)
+    panel = nb.run_widget_cell(panel_cell)
     panel.locator("button", has_text="Run").click()
     wait_for_run(panel, 1)
     panel.locator(".widget-output img").first.wait_for(timeout=60_000)
@@ -172,10 +165,7 @@ def test_a_reopened_notebook_still_shows_the_panel_and_its_last_plot(page, learn
 def test_a_prediction_committed_in_the_widget_is_shown_beside_the_measurement(page, learner_lab, artifacts):
     nb = NotebookPage(page, learner_lab, "02_eager_vs_graph/eager_vs_graph.ipynb").open()
     ask = nb.index(containing='predictions.ask("02_eager_vs_graph.graph_vs_eager"')
-    nb.run_all_above(ask)
-    nb.run(ask)
-    widget = nb.cell(ask).locator(".jp-OutputArea .widget-vbox").first
-    widget.wait_for(timeout=30_000)
+    widget = nb.run_widget_cell(ask)
     widget.locator("label", has_text="3x to 10x").click()
     widget.locator("button", has_text="Commit my prediction").click()
     widget.locator(".widget-html", has_text="Saved: 3x to 10x").wait_for(timeout=10_000)
