@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tfperf.grading.concepts import normalized
+
 ALLOWED_CALLS = {"check_form", "check_answer"}
 
 
@@ -97,9 +99,10 @@ def verdict(question: Question, answers: dict[str, str | None]) -> str | None:
             f"Question {question.question}: write the answer as one letter in quotes "
             f'({question.name} = "a"): it is read from the answer cell as written.'
         )
-    if given.strip().lower() not in set(question.options):
+    letter = normalized(given, question.options)
+    if letter is None:
         return f"Question {question.question}: answer with one letter, one of {', '.join(question.options)}."
-    if given.strip().lower() != question.right:
+    if letter != question.right:
         where = f' Reread the section "{question.section}".' if question.section else ""
         return f"Question {question.question}: not the right answer.{where}"
     return None

@@ -18,15 +18,25 @@ from tfperf.grading.calls import GradingFailure, NotWritten, reread
 SECTION = "Concept checks"
 
 
+def normalized(answer: Any, options: str = "abcd") -> str | None:
+    """``answer`` as the lowercase letter among ``options`` it names (``" C"`` is ``"c"``), or None: the one rule
+    for what an answer is, in the kernel and in the grading process (:mod:`tfperf.autograding.concepts`)."""
+    if type(answer) is not str:  # not a subclass either: its comparisons would be its own
+        return None
+    letter = answer.strip().lower()
+    return letter if len(letter) == 1 and letter in options else None
+
+
 def letter(answer: Any, *, question: str, options: str = "abcd") -> str:
     """``answer`` as a lowercase letter among ``options``; the released placeholder raises "not written yet"."""
     if callable(answer):  # the released placeholder (grading.not_written)
         raise NotWritten(f"The answer to question {question}", SECTION)
-    if type(answer) is not str or answer.strip().lower() not in set(options):
+    given = normalized(answer, options)
+    if given is None:
         raise GradingFailure(
             f'Question {question}: answer with one letter in quotes, one of {", ".join(options)} (for example "{options[0]}").'
         )
-    return answer.strip().lower()
+    return given
 
 
 def check_form(answer: Any, *, question: str, options: str = "abcd") -> None:
