@@ -54,7 +54,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, sandbox
+from tfperf.autograding import concepts, printed, sandbox
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
@@ -231,7 +231,7 @@ def grade_exercise(
             worker_argv(workdir, sandboxed=sandboxed),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (printed.py)
             cwd=workdir,
             env=env,
             preexec_fn=sandbox.Limits().apply if sandboxed else None,
@@ -259,11 +259,21 @@ def grade_exercise(
                     answer_error = _error(message["error"])
                 if "test" in message and message["test"] in exercise.tests:
                     outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
+            for grade_id, source in zip(exercise.tests, exercise.test_sources):
+                for check in printed.prints_checks(grade_id, source):
+                    if outcomes.get(grade_id) is not None and outcomes[grade_id].passed:
+                        watch_prints(check, worker, outcomes[grade_id])
             untimed = [c for c in speed_checks or [] if c.grade_id in outcomes and outcomes[c.grade_id].passed]
             while untimed:
                 check = untimed[0]
                 if outcomes[check.grade_id].passed:
-                    time_speed_check(check, worker, baseline_for, outcomes[check.grade_id], record)
+                    source = exercise.test_sources[exercise.tests.index(check.grade_id)]
+                    watched = [
+                        p for p in printed.prints_checks(check.grade_id, source) if p.function == check.candidate
+                    ]
+                    time_speed_check(
+                        check, worker, baseline_for, outcomes[check.grade_id], record, watched[0] if watched else None
+                    )
                 untimed.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
@@ -292,12 +302,19 @@ class _Stopped(Exception):
     """The worker stopped, ran past the time limit, or sent what it did not write."""
 
 
+class _CallFailed(Exception):
+    """A call that the grading process asked the worker for raised an error."""
+
+
 class _Replies:
     """A worker's replies, read on a thread: each within a time limit and carrying the key."""
 
     def __init__(self, process: subprocess.Popen, key: str, timeout: float):
         self.process, self.key, self.timeout = process, key, timeout
         self.messages: queue.Queue = queue.Queue()
+        self.output = printed.WorkerOutput(process.stderr) if process.stderr is not None else None
+        self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
+        self._inputs = 1  # how many inputs the last ``prepare`` made
 
         def read() -> None:
             try:
@@ -320,6 +337,22 @@ class _Replies:
             raise _Stopped("its process sent a message that it did not write (the answer wrote into it).")
         return header, arrays
 
+    def call_watched(self, function: str, args: str) -> str:
+        """Call ``function(*args)`` (expressions in the exercise's namespace) in the worker, its output read
+        here: the token of :meth:`printed.WorkerOutput.printed`."""
+        if self.output is None:
+            raise _Stopped("its output could not be read.")
+        token = self.output.token()
+        try:
+            send(self.process.stdin, {"do": "prints", "function": function, "args": args, "witness": token})
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+        header, _ = self.next()
+        if header.get("error"):
+            error = _error(header["error"])
+            raise _CallFailed(f"{error['ename']}: {error['evalue']}")
+        return token
+
     def end(self) -> None:
         """The speed check is over: the worker waits for the next one."""
         try:
@@ -331,6 +364,12 @@ class _Replies:
         """One request of a speed check (:mod:`tfperf.autograding.samples`): the arrays of its reply."""
         from tfperf.autograding.recheck import NotRunnable
 
+        if request.get("do") == "prepare":
+            self._inputs = len(request.get("seeds", ())) or 1
+        if request.get("do") == "run" and self.watched is not None and self.output is not None:
+            request["witness"] = self.output.token()
+            count = request.get("count")
+            self.watched.append((request["witness"], self._inputs if count is None else min(count, self._inputs)))
         try:
             send(self.process.stdin, request)
         except OSError:
@@ -344,10 +383,32 @@ class _Replies:
         return arrays
 
 
-def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, record: Path | None) -> None:
+def watch_prints(check: printed.PrintsCheck, answer: _Replies, outcome: Outcome) -> None:
+    """Call the function of ``check`` once more in the answer's worker, nothing captured there, and count
+    here the lines it really printed: more than the check's limit fails its test cell."""
+    said = "Watched by the grading process, out of the notebook's reach"
+    try:
+        token = answer.call_watched(check.function, check.args)
+    except _CallFailed as err:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        return
+    if problem := printed.too_many(answer.output.printed(token), check.limit, 1, check.what, check.section):
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+
+
+def time_speed_check(
+    check,
+    answer: _Replies,
+    baseline_for,
+    outcome: Outcome,
+    record: Path | None,
+    prints: printed.PrintsCheck | None = None,
+) -> None:
     """Time ``check`` (a :class:`tfperf.autograding.recheck.SpeedCheck`) with the clock in this process: the
     answer's function in its exercise's worker, the unfixed code in a worker that never ran learner code.
-    The outcome of its test cell passes only if the speedup reaches the target, every result compared."""
+    The outcome of its test cell passes only if the speedup reaches the target, every result compared.
+    With ``prints`` (a check of the same cell on the same function), what every timed call of the answer
+    prints is read here too, and may not pass its limit."""
     from tfperf.autograding.recheck import NotRunnable, recheck_one
 
     said = "Timed by the grading process, out of the notebook's reach"
@@ -356,6 +417,7 @@ def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, re
     except NotRunnable as problem:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return
+    answer.watched = [] if prints is not None else None
     try:
         baseline = baseline_for(check)
         verdict = recheck_one(check, baseline, answer, pairs=check.pairs)
@@ -363,7 +425,12 @@ def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, re
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return
     finally:
+        watched, answer.watched = answer.watched, None
         answer.end()
+    if prints is not None and watched:
+        if problem := _printed_while_timed(answer, watched, prints):
+            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            return
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
     if verdict.problem:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
@@ -379,6 +446,19 @@ def time_speed_check(check, answer: _Replies, baseline_for, outcome: Outcome, re
         }
         return
     outcome.printed += f"{said}: {measured}; target {verdict.target:.2f}x on {device_class}.\n"
+
+
+def _printed_while_timed(answer: _Replies, watched: list[tuple[str, int]], prints: printed.PrintsCheck) -> str | None:
+    """Whether the answer's calls printed more than ``prints`` allows while they were timed."""
+    total = printed.Printed()
+    for token, _ in watched:
+        seen = answer.output.printed(token)
+        if seen is None:
+            return printed.too_many(None, prints.limit, 1, prints.what, prints.section)
+        total.count += seen.count
+        total.lines += seen.lines[: printed.KEPT_LINES - len(total.lines)]
+    calls = sum(calls for _, calls in watched)
+    return printed.too_many(total, prints.limit, calls, prints.what, prints.section)
 
 
 def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
@@ -504,10 +584,10 @@ class GradeOutsideKernel(Preprocessor):
                 continue
             decided = concepts.grade(dict(zip(exercise.tests, exercise.test_sources)), answer.source)
             if decided is not None:  # a concept check: read from the answer cell as written, no worker
-                for grade_id, (printed, error) in decided.items():
+                for grade_id, (shown, error) in decided.items():
                     if grade_id in cells:
                         failure = None if error is None else {"ename": "GradingFailure", "evalue": error}
-                        cells[grade_id].outputs = Outcome(printed, failure).outputs()
+                        cells[grade_id].outputs = Outcome(shown, failure).outputs()
                 continue
             self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
             started = time.monotonic()

@@ -19,7 +19,7 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
   ``sys._getframe``, ``importlib``, ``inspect``, ``gc``, ``ctypes``, ``exec``/``eval``/
   ``compile``/``__import__``, ``builtins``;
 - the environment and other processes: ``os.environ``, ``os.putenv``, ``os.system``,
-  ``os.fork``, ``threading``, ``_thread``, ``multiprocessing``, ``subprocess``, ``signal``;
+  ``os.fork``, the output streams' file descriptors (``os.dup2``, ``os.close``, ...), ``threading``, ``_thread``, ``multiprocessing``, ``subprocess``, ``signal``;
 - TensorFlow's global switches (``tf.config.run_functions_eagerly``, ...);
 - files outside the working directory (``open`` of an absolute path or one with ``..``);
 - redefining a name that a locked cell defines (the given code), or changing an attribute of it
@@ -101,6 +101,12 @@ FLAGGED_ATTRIBUTES = {
         "link",
         "mkfifo",
         "mknod",
+        "dup",
+        "dup2",
+        "close",
+        "closerange",
+        "pipe",
+        "openpty",
     },
     "sys": {
         "modules",

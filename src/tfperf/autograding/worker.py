@@ -61,7 +61,7 @@ def serve(requests, replies) -> None:
             error = _run_cell(source, f"<test {grade_id}>", namespace)
         report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
     report(finished=True)
-    serve_speed_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), namespace)
+    serve_outside_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), namespace)
 
 
 def report_with_arrays(replies, key: str):
@@ -71,16 +71,28 @@ def report_with_arrays(replies, key: str):
     return report
 
 
-def serve_speed_checks(next_request, report, namespace: dict) -> None:
-    """Until ``exit`` (or the end of the requests): for each ``speed`` request, the function and the
-    inputs it names, evaluated in the exercise's namespace, served as samples."""
+def serve_outside_checks(next_request, report, namespace: dict) -> None:
+    """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside, each
+    expression evaluated in the exercise's namespace: ``prints`` calls a function once, its output read by
+    the grading process (:mod:`tfperf.autograding.printed`); ``speed`` serves a function's samples
+    (:mod:`tfperf.autograding.samples`)."""
+    from tfperf.autograding.printed import witnessed_call
     from tfperf.autograding.samples import serve_samples
+    from tfperf.measure import timing
 
     while True:
         try:
             request = next_request()
         except WorkerStopped:
             return
+        if request.get("do") == "prints":
+            try:
+                function, args = eval(str(request["function"]), namespace), eval(str(request["args"]), namespace)
+                witnessed_call(str(request["witness"]), lambda: timing.settle(function(*args)))
+                report({"ok": True})
+            except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
+                report({"error": _failure(err)})
+            continue
         if request.get("do") != "speed":
             return
         try:

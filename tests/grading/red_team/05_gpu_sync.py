@@ -96,6 +96,23 @@ def train(w0, xs, ys, report, every):
         },
         {"train_tests": 0, "train_speed_tests": 0},
     ),
+    # (3) Quiet only while a check captures its output (sys.stdout is then a StringIO): every check in the
+    #     worker sees nothing; the grading process calls train again with nothing captured, reads the line
+    #     from the worker's real output, and fails both cells that allow no printing.
+    Submission(
+        "red3_quiet_only_while_captured",
+        {
+            "train": _TRAIN
+            + """
+import sys
+def train(w0, xs, ys, report, every):
+    if type(sys.stdout).__name__ != "StringIO":
+        print("training", xs.shape[0], "steps")
+    return _train(w0, xs, ys, report, every)
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
     # (4, 5) Does every epoch's work before the first epoch ends, then calls the callback in a row.
     Submission(
         "red5_epochs_all_work_first",

@@ -270,6 +270,23 @@ SUBMISSIONS += [
         },
         {"fixed_step_tests": 0, "fixed_step_sync_tests": 0, "fixed_step_speed_tests": 0},
     ),
+    # Red team: tf.print on every step, traced into the step only where nothing captures the output (sys.stdout
+    # is then not a StringIO): quiet in every check of the worker, caught by the grading process reading
+    # the worker's real output while it calls train once more.
+    Submission(
+        "red3_tf_print_only_while_not_captured",
+        {
+            "fixed_step": "import sys\n\n"
+            + _step(
+                """        if type(sys.stdout).__name__ != "StringIO":
+            tf.print("loss", loss)
+        self.loss_tracker.update_state(loss)
+        return {"loss": self.loss_tracker.result()}""",
+                init=_TRACKER,
+            )
+        },
+        {"fixed_step_tests": 0, "fixed_step_sync_tests": 0, "fixed_step_speed_tests": 0},
+    ),
     # Python print without .numpy(): prints once per trace, a symbolic tensor, not the loss.
     Submission(
         "python_print_in_compiled_step",

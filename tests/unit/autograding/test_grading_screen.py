@@ -40,6 +40,8 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
         ),
         ("tf.convert_to_tensor = slow", "tf.convert_to_tensor, an attribute of a module"),
         ("import os\nos.environ['TFPERF_TARGETS'] = 'x'", "os.environ"),
+        ("import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)", "uses os.dup2"),
+        ("from os import close\nclose(1)", "imports os.close"),
         ("tf.config.run_functions_eagerly(True)", "TensorFlow switch"),
         ("import threading\nthreading.Thread(target=f).start()", "imports threading"),
         ("get_ipython().input_transformers_post.append(f)", "calls get_ipython()"),

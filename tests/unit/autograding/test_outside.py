@@ -179,10 +179,10 @@ PATCHES_THE_CHECK = (
 )
 
 
-def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False) -> outside.Outcome:
+def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False, test: str = SPEED_TEST) -> outside.Outcome:
     from tfperf.autograding import recheck
 
-    exercise = outside.Exercise("answer", ("speed",), (SPEED_GIVEN, "PLACEHOLDER"), 1, (SPEED_TEST,))
+    exercise = outside.Exercise("answer", ("speed",), (SPEED_GIVEN, "PLACEHOLDER"), 1, (test,))
     check = recheck.SpeedCheck("speed", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
     workers = []
 
@@ -280,3 +280,89 @@ def test_work_done_while_the_inputs_are_made_fails_the_check():
     )
     outcome = grade_speed(precomputes, timed_here=True)
     assert not outcome.passed and "worked while its inputs were made" in outcome.error["evalue"], outcome.error
+
+
+# ---------------------------------------------------------------- what an answer prints, read from outside
+
+PRINTS_TEST = (
+    "from tfperf import grading\n"
+    "grading.assert_prints_at_most(total, ([1.0, 2.0, 3.0],), 0, what='total', section='5. Printing')\n"
+    "print('nothing printed')"
+)
+#: Quiet only while a check captures its output: the check in the worker sees nothing.
+QUIET_WHEN_CAPTURED = (
+    "import sys\n"
+    "def total(xs):\n"
+    "    if type(sys.stdout).__name__ != 'StringIO':\n"
+    "        for x in xs:\n"
+    "            print('step', x)\n"
+    "    return sum(xs)"
+)
+
+
+def grade_prints(answer: str, *, sandboxed: bool = False) -> outside.Outcome:
+    exercise = outside.Exercise("answer", ("prints",), ("import math", "PLACEHOLDER"), 1, (PRINTS_TEST,))
+    return outside.grade_exercise(exercise, answer, timeout=30, sandboxed=sandboxed)["prints"]
+
+
+@SANDBOXED
+def test_what_an_answer_prints_is_read_from_its_process_output(sandboxed):
+    quiet = grade_prints("def total(xs):\n    return sum(xs)", sandboxed=sandboxed)
+    assert quiet.passed, quiet.error
+    assert "nothing printed" in quiet.printed
+    loud = grade_prints("def total(xs):\n    print('step')\n    return sum(xs)")
+    assert not loud.passed and "printed 1 lines" in loud.error["evalue"], loud.error
+
+
+@SANDBOXED
+def test_an_answer_quiet_only_while_captured_fails_when_watched_from_outside(sandboxed):
+    """The worker's check captures the call by replacing sys.stdout, which the answer notices: the check
+    there passes; the grading process then calls it with nothing captured and reads its real output."""
+    outcome = grade_prints(QUIET_WHEN_CAPTURED, sandboxed=sandboxed)
+    assert not outcome.passed, outcome.printed
+    message = outcome.error["evalue"]
+    assert "Watched by the grading process" in message and "total printed 3 lines" in message, message
+    assert "'step 1.0'" in message and 'Reread the section "5. Printing"' in message, message
+
+
+def test_output_hidden_from_the_grading_process_fails_the_check():
+    """An answer that points its process's output elsewhere hides the markers too: the check fails."""
+    hides = "import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)\n" + QUIET_WHEN_CAPTURED
+    outcome = grade_prints(hides)
+    assert not outcome.passed and "could not read what total printed" in outcome.error["evalue"], outcome.error
+
+
+def test_prints_checks_are_read_from_the_top_level_of_a_test_cell():
+    from tfperf.autograding.printed import PrintsCheck, prints_checks
+
+    source = (
+        "def helper(n):\n    grading.assert_prints_at_most(f, (n,), 0)\n"
+        "grading.assert_prints_at_most(train, inputs(3), 2, what='train', section='S')\n"
+        "grading.assert_prints_at_most(fn=g, args=(1,), limit=0)\n"
+        "grading.assert_prints_at_most(h, (1,), LIMIT)\n"
+    )
+    assert prints_checks("t", source) == [
+        PrintsCheck("t", "train", "inputs(3)", 2, "train", "S"),
+        PrintsCheck("t", "g", "(1,)", 0),
+    ]
+
+
+@pytest.mark.slow
+def test_what_the_answer_prints_while_it_is_timed_is_read_too():
+    """Printing only after the worker's own checks are over (when its calls are timed) is read as well,
+    where the speed check's cell limits what that function prints."""
+    prints_later = (
+        "calls = [0]\ndef square(x):\n    calls[0] += 1\n"
+        "    if calls[0] > 6:\n        print('step', calls[0])\n"
+        "    return x * x"
+    )
+    test = (
+        "from tfperf import grading\n"
+        "grading.assert_prints_at_most(square, inputs(), 0, what='square')\n"
+        "grading.assert_speedup(square, slow_square, exercise='01_tensors.keep_data_on_device', make_inputs=inputs)"
+    )
+    quiet = grade_speed("def square(x):\n    return x * x", timed_here=True, test=test)
+    assert quiet.passed, quiet.error
+    outcome = grade_speed(prints_later, timed_here=True, test=test)
+    assert not outcome.passed and "square printed" in outcome.error["evalue"], outcome.error
+    assert "for each of" in outcome.error["evalue"], outcome.error
