@@ -27,11 +27,17 @@ never runs learner code (:class:`Baselines`), reads the clock here, compares a d
 sample with the unfixed code's, and refuses a sample during which the answer's processes kept
 computing.
 
+Prints checks (``grading.assert_prints_at_most`` at the top level of a test cell) are watched from this
+process too: in the worker, the check captures the call's output, which an answer can notice; so after the
+test cells, this process asks the worker to call the function again with nothing captured and counts the
+lines it reads from the worker's real output stream (:mod:`tfperf.autograding.printed`). Where a speed
+check's cell limits what its function prints, every timed call is read the same way.
+
 Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
 
 What still shares a process: inside one worker, the exercise's other checks (results, traces, host
-reads, prints) run after its answer, so they rely on the guard (``tfperf.grading.guard``) and the
+reads, pipeline stages) run after its answer, so they rely on the guard (``tfperf.grading.guard``) and the
 static screen for that exercise.
 """
 
