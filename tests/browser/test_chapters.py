@@ -65,6 +65,7 @@ CHAPTERS = [
         "run 2: parallel + vectorized + cache before augment + prefetch: same as the naive pipeline: True",
     ),
     ("05_gpu_sync/gpu_sync_pitfalls.ipynb", keep_two_choices("loops"), "every=", None),
+    ("06_device_ceilings/device_ceilings.ipynb", toggle("compile with XLA"), "xla=", None),
 ]
 
 

@@ -135,6 +135,7 @@ NOTEBOOK_COST = {
     "03_keras_fit": 34.0,
     "04_tf_data": 19.5,
     "05_gpu_sync": 15.5,
+    "06_device_ceilings": 25.0,  # estimated from one notebook run, not yet from a round trip
 }
 
 

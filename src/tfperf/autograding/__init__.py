@@ -9,6 +9,8 @@
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
+- ``printed``: what a worker really printed, read by the grading process from the worker's own output
+  stream between two markers; the prints checks of the test cells.
 - ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
@@ -22,7 +24,8 @@
   of one check is what ``outside`` uses.
 - ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
   of its own (the instructor's cells, that answer, the instructor's tests), its speed checks timed
-  from the grading process against the unfixed code's own worker; the kernel's outcome of a test
+  from the grading process against the unfixed code's own worker and its prints checks watched from
+  there too; the kernel's outcome of a test
   cell counts for nothing.
 - ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 """

@@ -10,4 +10,5 @@ The chapters' modules do not import one another:
 - ``keras_fit``: chapter 3.
 - ``tf_data``: chapter 4.
 - ``gpu_sync``: chapter 5.
+- ``device_ceilings``: chapter 6.
 """

@@ -20,6 +20,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``speed``: speedups and steady epochs.
 - ``syncs``: host reads and uploads.
 - ``tracing``: trace counts.
+- ``traffic``: bytes a step moves to and from memory.
 - ``train_steps``: host reads inside a Keras training step; Keras untouched.
 """
 
@@ -38,6 +39,7 @@ from tfperf.grading.results import assert_raises, check_function, check_reports,
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
 from tfperf.grading.syncs import assert_host_syncs_at_most, assert_uploads_at_most
 from tfperf.grading.tracing import assert_traces_at_most, tracing_count
+from tfperf.grading.traffic import assert_moves_fewer_bytes
 from tfperf.grading.train_steps import assert_keras_pristine, assert_no_host_reads_in_train_step
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "assert_keras_pristine",
     "assert_loss_matches_output",
     "assert_model_runs",
+    "assert_moves_fewer_bytes",
     "assert_no_host_reads_in_train_step",
     "assert_probabilities",
     "call",

@@ -12,4 +12,6 @@
 - ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
 - ``ceilings``: ``measure()``: the device card, this device's measured ceilings (matmul FLOP/s per dtype, memory
   and copy bandwidth, per-call overheads).
+- ``bytes_moved``: ``bytes_moved(fn, args)``: the bytes a step moves per call, from its graph op by op or from
+  XLA's compiled module.
 """

@@ -1,0 +1,164 @@
+"""Chapter 6: where a step sits below this device's ceilings, and what fusion and lower precision move.
+
+A step's time per call has three floors, each from this device's card (:mod:`tfperf.measure.ceilings`):
+
+- **overhead**: launching it at all (the card's ``function_call``: one call of a small ``tf.function``);
+- **memory**: the bytes it moves (:mod:`tfperf.measure.bytes_moved`) over the card's memory bandwidth;
+- **compute**: its floating-point operations over the card's best float32 matmul rate.
+
+The largest floor names the step's regime (overhead-, memory- or compute-bound): what a fix must reduce.
+The roofline plot (FLOP/s against FLOPs per byte) draws the memory and compute roofs of the card and
+places each measured step under them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tfperf.measure import bytes_moved, ceilings, timing
+from tfperf.runtime import device, logs
+
+Progress = Callable[[int, int], None]
+REGIMES = ("overhead", "memory", "compute")
+#: Elementwise operations per element of :func:`gelu_chain` (``tanh`` counted as one).
+CHAIN_OPS_PER_ELEMENT = 11
+
+
+def gelu_chain(x, scale, shift):
+    """A memory-bound step: scale and shift, then the tanh approximation of GELU, one elementwise op at a time."""
+    import tensorflow as tf  # imported already (logs.tensorflow() would touch os.environ while traced)
+
+    y = x * scale + shift
+    return 0.5 * y * (1.0 + tf.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
+
+
+def step_sizes() -> dict[str, int]:
+    """The size of each example step on this device: large enough that the regime it shows holds here.
+
+    A matmul of 512 takes about half a millisecond on a 2-core CPU (compute-bound), but a few
+    microseconds on a data-center GPU, less than launching it: there it takes 4096."""
+    on_gpu = device.device_class() == "gpu"
+    return {"tiny add": 16, "elementwise chain": 2**24 if on_gpu else 2**20, "matmul": 4096 if on_gpu else 512}
+
+
+def make_step(kind: str, n: int, *, xla: bool = False) -> tuple[Callable[..., Any], tuple, float]:
+    """One example step: ``(tf.function, its arguments, FLOPs per call)``; ``xla`` compiles it with XLA."""
+    tf = logs.tensorflow()
+    fresh = lambda *shape: tf.random.uniform(shape, 0.5, 1.5)  # noqa: E731 (never zero)
+    if kind == "tiny add":
+        return tf.function(lambda x: x + 1.0, jit_compile=xla), (fresh(n),), float(n)
+    if kind == "elementwise chain":
+        return (
+            tf.function(gelu_chain, jit_compile=xla),
+            (fresh(n), tf.constant(1.1), tf.constant(0.1)),
+            float(CHAIN_OPS_PER_ELEMENT * n),
+        )
+    if kind == "matmul":
+        return tf.function(lambda a, b: tf.linalg.matmul(a, b), jit_compile=xla), (fresh(n, n), fresh(n, n)), 2.0 * n**3
+    raise ValueError(f"unknown step {kind!r}: one of 'tiny add', 'elementwise chain', 'matmul'")
+
+
+def floors(card: ceilings.Card, flops: float, nbytes: float) -> dict[str, float]:
+    """Seconds per call that each of the card's ceilings allows at best: ``overhead``, ``memory``, ``compute``."""
+
+    def value(name: str) -> float:
+        found = card.get(name)
+        if found is None or found.value <= 0:
+            raise ValueError(f"the device card has no {name}: measure it with `python -m tfperf ceilings --force`")
+        return found.value
+
+    return {
+        "overhead": value("function_call"),
+        "memory": nbytes / value("memory_bandwidth"),
+        "compute": flops / value("matmul_float32"),
+    }
+
+
+def regime(card: ceilings.Card, flops: float, nbytes: float) -> str:
+    """``"overhead"``, ``"memory"`` or ``"compute"``: the largest of the step's :func:`floors`."""
+    bounds = floors(card, flops, nbytes)
+    return max(REGIMES, key=bounds.get)
+
+
+def measure_steps(
+    card: ceilings.Card,
+    kinds: Sequence[str] = ("tiny add", "elementwise chain", "matmul"),
+    *,
+    xla: bool = False,
+    scale: float = 1.0,
+    repeats: int = 5,
+    progress: Progress | None = None,
+) -> list[dict]:
+    """Time each example step (``scale`` multiplies its size) and place it: one record per step with its
+    ``seconds`` per call (median; the result's values read, so the device's work is inside), ``flops``,
+    ``bytes`` (:func:`tfperf.measure.bytes_moved.bytes_moved`), attained ``flops_per_s`` and ``bytes_per_s``,
+    ``intensity`` (FLOPs per byte), the ``floors`` and the ``regime`` they name."""
+    sizes = step_sizes()
+    records = []
+    for done, kind in enumerate(kinds, 1):
+        n = max(1, int(sizes[kind] * (scale if kind != "matmul" else scale ** (1 / 3))))
+        fn, args, flops = make_step(kind, n, xla=xla)
+        nbytes, how = bytes_moved.bytes_moved(fn, args)
+        seconds = timing.measure(lambda fn=fn, args=args: fn(*args), repeats=repeats, warmup=2, min_time=0.05).median
+        bounds = floors(card, flops, nbytes)
+        records.append(
+            {
+                "step": kind,
+                "n": n,
+                "xla": xla,
+                "seconds": seconds,
+                "flops": flops,
+                "bytes": nbytes,
+                "bytes_read_as": how,
+                "flops_per_s": flops / seconds,
+                "bytes_per_s": nbytes / seconds,
+                "intensity": flops / nbytes,
+                "floors": bounds,
+                "regime": max(REGIMES, key=bounds.get),
+                "device": device.compute_device(),
+            }
+        )
+        if progress:
+            progress(done, len(kinds))
+    return records
+
+
+def describe(record: dict, card: ceilings.Card) -> str:
+    """One line for a measured step: its time, its regime and its share of the ceiling that bounds it."""
+    line = f"{record['step']:18s} n={record['n']:<9d} {record['seconds'] * 1e3:9.3f} ms  {record['regime']}-bound"
+    if record["regime"] == "memory":
+        line += f"; {ceilings.share(record['bytes_per_s'], 'memory_bandwidth', card)}"
+    elif record["regime"] == "compute":
+        line += f"; {ceilings.share(record['flops_per_s'], 'matmul_float32', card)}"
+    else:
+        call = card.get("function_call")
+        line += f"; {record['seconds'] / call.value:.1f} times the card's tf.function call" if call else ""
+    return line
+
+
+def plot_roofline(fig, runs, card: ceilings.Card) -> None:
+    """The card's roofs (memory bandwidth × intensity, up to the best float32 matmul rate) and each measured
+    step under them, labelled with its regime."""
+    import numpy as np
+
+    from tfperf.lesson import plots
+
+    ax = fig.subplots()
+    peak, bandwidth = card.get("matmul_float32").value, card.get("memory_bandwidth").value
+    points = [r for run in runs for r in run.records]
+    low = min([0.01, *(r["intensity"] / 3 for r in points)])
+    high = max([1000.0, *(r["intensity"] * 3 for r in points)])
+    x = np.logspace(np.log10(low), np.log10(high), 200)
+    ax.loglog(x, np.minimum(peak, bandwidth * x), color="black", linewidth=1.5, label="this device's roofs")
+    ax.axvline(peak / bandwidth, color="grey", linestyle=":", linewidth=1)
+    markers = {"overhead": "s", "memory": "o", "compute": "^"}
+    for run, prefix, _style in plots.each_run(runs):
+        for r in run.records:
+            color = plots.group_color(ax, r["step"])
+            label = f"{prefix}{r['step']}{' (XLA)' if r['xla'] else ''}: {r['regime']}-bound"
+            ax.loglog(r["intensity"], r["flops_per_s"], markers[r["regime"]], color=color, markersize=8, label=label)
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
+    ax.set_ylabel("attained FLOP/s")
+    ax.set_title("Your steps under your device's roofline (memory roof, then compute roof)")
+    ax.legend(fontsize=7, loc="lower right")

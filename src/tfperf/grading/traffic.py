@@ -1,0 +1,43 @@
+"""Checks of how many bytes a step moves to and from memory (:mod:`tfperf.measure.bytes_moved`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tfperf.grading import guard
+from tfperf.grading.calls import GradingFailure, reread
+from tfperf.measure import bytes_moved
+
+
+def _megabytes(nbytes: float) -> str:
+    return f"{nbytes / 1e6:.1f} MB"
+
+
+@guard.checked
+def assert_moves_fewer_bytes(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    args: Sequence[Any],
+    *,
+    at_most: float,
+    what: str = "Your function",
+    section: str | None = None,
+) -> tuple[int, int]:
+    """Fail unless ``fn(*args)`` moves at most ``at_most`` times the bytes ``reference(*args)`` moves per call,
+    each read from what TensorFlow runs (XLA's compiled module for a ``jit_compile=True`` function, the
+    graph op by op otherwise). Returns both byte counts."""
+    try:
+        mine, how = bytes_moved.bytes_moved(fn, tuple(args))
+    except Exception as err:  # the learner's function cannot be traced or compiled
+        raise GradingFailure(
+            f"The bytes {what} moves could not be read ({type(err).__name__}: {err}).{reread(section)}"
+        ) from None
+    theirs, their_how = bytes_moved.bytes_moved(reference, tuple(args))
+    if mine > at_most * theirs:
+        raise GradingFailure(
+            f"{what} moves {_megabytes(mine)} per call ({how}); the unfixed step moves {_megabytes(theirs)} "
+            f"({their_how}): at most {at_most:.2g} times that is expected. Each op that runs on its own reads its "
+            f"inputs from memory and writes its result back; a fused kernel does that once.{reread(section)}"
+        )
+    return mine, theirs

@@ -1,0 +1,124 @@
+"""How many bytes a step moves to and from memory per call, read from what TensorFlow will run.
+
+A memory-bound step is as fast as the bytes it moves allow. Two readings, each from TensorFlow itself:
+
+- **op by op** (:func:`graph_bytes`): a ``tf.function`` without XLA runs its graph one op at a time, and
+  each op reads its inputs from memory and writes its output there (TensorFlow's graph optimizer fuses a
+  few patterns, such as a matmul with its bias; not a chain of elementwise ops). The sum over the ops of
+  their inputs' and outputs' bytes, from the graph's static shapes.
+- **as compiled** (:func:`hlo_bytes`): a function compiled by XLA (``jit_compile=True``) runs the kernels of
+  its optimized HLO module; a *fusion* computes a whole chain in one pass. The sum, over the entry
+  computation's instructions, of their operands' and results' bytes.
+
+Both count what each kernel reads and writes, not what caches save: a lower bound on the traffic of
+large tensors, an upper bound for tensors that stay in a cache.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: Graph ops that move no tensor data of their own.
+FREE_OPS = frozenset(
+    {"Placeholder", "Const", "Identity", "IdentityN", "NoOp", "ReadVariableOp", "VarHandleOp", "StopGradient"}
+)
+#: HLO instructions that launch no kernel (they name, build or reinterpret buffers).
+FREE_INSTRUCTIONS = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all"})
+
+_HLO_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4}
+_HLO_BYTES |= {"s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_SHAPE = re.compile(r"\b(" + "|".join(_HLO_BYTES) + r")\[([\d,]*)\]")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+([\w\-]+)\((.*?)\)(?:,|$)")
+
+
+def _shape_bytes(text: str) -> int:
+    """The bytes of every array shape in ``text`` (``f32[1024,16]{1,0}``, tuples too)."""
+    total = 0
+    for kind, dims in _SHAPE.findall(text):
+        count = 1
+        for dim in filter(None, dims.split(",")):
+            count *= int(dim)
+        total += count * _HLO_BYTES[kind]
+    return total
+
+
+def hlo_bytes(hlo_text: str) -> int:
+    """Bytes read and written per call by the kernels of an optimized HLO module's entry computation."""
+    start = hlo_text.find("\nENTRY ")
+    if start < 0:
+        raise ValueError("no ENTRY computation in this HLO text")
+    sizes: dict[str, int] = {}
+    total = 0
+    for line in hlo_text[start + 1 :].splitlines()[1:]:
+        if line.strip() == "}":
+            break
+        found = _INSTRUCTION.match(line)
+        if found is None:
+            continue
+        name, shape, opcode, operands = found.groups()
+        sizes[name] = _shape_bytes(shape)
+        if opcode in FREE_INSTRUCTIONS:
+            continue
+        names = re.findall(r"%([\w.\-]+)", operands)
+        total += sizes[name] + sum(sizes.get(operand, 0) for operand in names)
+    return total
+
+
+def _tensor_bytes(tensor) -> int:
+    shape = tensor.shape
+    if shape.rank is None or any(d is None for d in shape):
+        raise ValueError(f"{tensor.name} has no static shape ({shape}): its bytes cannot be read from the graph")
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count * (tensor.dtype.size if tensor.dtype.is_numpy_compatible else 0)
+
+
+def _called_graphs(op) -> list:
+    """The graphs of the functions an op runs (a call, a loop's body and condition, a branch)."""
+    names = []
+    for value in op.node_def.attr.values():
+        if value.HasField("func"):
+            names.append(value.func.name)
+        names += [f.name for f in value.list.func]
+    return [op.graph._get_function(name).graph for name in names]
+
+
+def graph_bytes(graph) -> int:
+    """Bytes read and written per call when a graph's ops run one at a time (resources and strings: 0).
+
+    The ops of the functions it calls (``tf.function`` inside ``tf.function``, loops, conditions) are counted
+    where they are called, each once, instead of the call (a loop's body counts once, however often it runs)."""
+    total = 0
+    for op in graph.get_operations():
+        if op.type in FREE_OPS:
+            continue
+        inner = _called_graphs(op)
+        if inner:
+            total += sum(graph_bytes(g) for g in inner)
+            continue
+        total += sum(_tensor_bytes(t) for t in list(op.inputs) + list(op.outputs) if t.dtype.is_numpy_compatible)
+    return total
+
+
+def compiled_with_xla(fn: Any) -> bool:
+    """Whether ``fn`` is a ``tf.function`` that XLA compiles (``jit_compile=True``)."""
+    return bool(getattr(fn, "_jit_compile", False)) and hasattr(fn, "experimental_get_compiler_ir")
+
+
+def bytes_moved(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[int, str]:
+    """Bytes ``fn(*args)`` moves per call, and how they were read: ``"as compiled by XLA"`` for a function
+    compiled with ``jit_compile=True``, else ``"op by op"`` from its graph (a plain Python function is traced
+    into one first, without XLA)."""
+    from tfperf.runtime import logs
+
+    tf = logs.tensorflow()
+    if compiled_with_xla(fn):
+        return hlo_bytes(fn.experimental_get_compiler_ir(*args)(stage="optimized_hlo")), "as compiled by XLA"
+    traced = fn if hasattr(fn, "get_concrete_function") else tf.function(fn, jit_compile=False)
+    return graph_bytes(traced.get_concrete_function(*args).graph), "op by op"
+
+
+__all__ = ["bytes_moved", "compiled_with_xla", "graph_bytes", "hlo_bytes"]

@@ -1,0 +1,81 @@
+"""Chapter 6's experiments: the floors and regime a card gives a step, measured steps, the roofline."""
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+from tfperf.experiments import device_ceilings as dc  # noqa: E402
+from tfperf.lesson import plots  # noqa: E402
+from tfperf.measure import ceilings  # noqa: E402
+
+
+def made_up_card() -> ceilings.Card:
+    """A card with round figures (1 TFLOP/s, 100 GB/s, 100 µs a call), so that the floors are easy to check."""
+    return ceilings.Card(
+        device="made up",
+        device_class="cpu",
+        tensorflow=tf.__version__,
+        ceilings=[
+            ceilings.Ceiling("matmul_float32", 1e12, "FLOP/s"),
+            ceilings.Ceiling("memory_bandwidth", 1e11, "B/s"),
+            ceilings.Ceiling("function_call", 1e-4, "s"),
+        ],
+    )
+
+
+def test_the_highest_floor_names_the_regime():
+    card = made_up_card()
+    assert dc.floors(card, 1e9, 1e6) == pytest.approx({"overhead": 1e-4, "memory": 1e-5, "compute": 1e-3})
+    assert dc.regime(card, 1e9, 1e6) == "compute"
+    assert dc.regime(card, 1e6, 1e8) == "memory"
+    assert dc.regime(card, 10.0, 100.0) == "overhead"
+
+
+def test_a_card_without_a_ceiling_says_how_to_measure_it():
+    card = made_up_card()
+    card.ceilings = card.ceilings[:1]
+    with pytest.raises(ValueError, match="python -m tfperf ceilings --force"):
+        dc.floors(card, 1.0, 1.0)
+
+
+def test_measured_steps_carry_their_bytes_floors_and_regime(monkeypatch):
+    monkeypatch.setattr(dc, "step_sizes", lambda: {"tiny add": 16, "elementwise chain": 4096, "matmul": 64})
+    card = made_up_card()
+    seen = []
+    records = dc.measure_steps(card, xla=True, repeats=2, progress=lambda done, total: seen.append((done, total)))
+    assert [r["step"] for r in records] == ["tiny add", "elementwise chain", "matmul"]
+    assert seen[-1] == (3, 3)
+    chain = records[1]
+    assert chain["bytes"] == 2 * 4 * 4096 + 8 and chain["bytes_read_as"] == "as compiled by XLA"
+    assert chain["flops"] == dc.CHAIN_OPS_PER_ELEMENT * 4096
+    for r in records:
+        assert r["seconds"] > 0 and r["regime"] == dc.regime(card, r["flops"], r["bytes"])
+        assert r["flops_per_s"] == pytest.approx(r["flops"] / r["seconds"])
+    assert "-bound" in dc.describe(records[0], card)
+
+
+def test_the_example_chain_computes_gelu_of_the_scaled_shifted_input():
+    x = tf.constant([-1.0, 0.0, 2.0])
+    expected = tf.nn.gelu(x * 1.5 - 0.25, approximate=True)
+    assert dc.gelu_chain(x, 1.5, -0.25).numpy() == pytest.approx(expected.numpy(), rel=1e-5, abs=1e-6)
+
+
+def test_the_roofline_draws_the_roofs_and_one_marker_per_step():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    card = made_up_card()
+    records = [
+        {"step": "matmul", "xla": False, "intensity": 50.0, "flops_per_s": 5e11, "regime": "compute"},
+        {"step": "elementwise chain", "xla": True, "intensity": 0.1, "flops_per_s": 5e9, "regime": "memory"},
+    ]
+    fig = plt.figure()
+    dc.plot_roofline(fig, [plots.Run("r", records=records)], card)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0] == "this device's roofs"
+    assert "matmul: compute-bound" in labels and "elementwise chain (XLA): memory-bound" in labels
+    roof = ax.get_lines()[0].get_ydata()
+    assert max(roof) == pytest.approx(1e12)  # flat at the matmul rate
+    plt.close(fig)
