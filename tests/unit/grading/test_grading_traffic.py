@@ -38,3 +38,22 @@ def test_a_function_whose_bytes_cannot_be_read_fails_clearly():
 
     with pytest.raises(grading.GradingFailure, match="could not be read"):
         grading.assert_moves_fewer_bytes(reads_a_value, UNFUSED, ARGS, at_most=1 / 3, what="activation")
+
+
+def test_a_subclass_describing_a_fused_chain_while_calling_the_unfused_one_fails():
+    """XLA's module of the chain describes a function that never runs: the object is read as it is called."""
+
+    class FusedLooking(type(UNFUSED)):
+        def __call__(self, *args):
+            return UNFUSED(*args)
+
+    looks_fused = FusedLooking(chain, "activation", jit_compile=True)
+    with pytest.raises(grading.GradingFailure, match=r"\(op by op\)"):
+        grading.assert_moves_fewer_bytes(looks_fused, UNFUSED, ARGS, at_most=1 / 3, what="activation")
+
+
+def test_xla_around_the_unfused_step_fuses_it():
+    """Compiling a function that calls the unfixed tf.function: XLA inlines the call and fuses the chain."""
+    around = tf.function(lambda x, scale, shift: UNFUSED(x, scale, shift), jit_compile=True)
+    mine, _ = grading.assert_moves_fewer_bytes(around, UNFUSED, ARGS, at_most=1 / 3, what="activation")
+    assert mine == 2 * 4 * 4096 + 8
