@@ -315,6 +315,8 @@ IDLE_SHARE = 0.05
 #: share of its own timed seconds and a share of the unfixed code's time making them (noise). More is
 #: work done while inputs were made, before the clock started (results computed in advance from the
 #: inputs as they were drawn); at most about a fifth of a sample can hide there, far from any target.
+#: Untimed samples of the timed size each side runs before the timing (see :func:`recheck_one`).
+WARM_SAMPLES = 2
 PREPARE_FLOOR_SECONDS = 0.05
 PREPARE_SECONDS_PER_SAMPLE = 0.005
 PREPARE_SHARE = 0.10
@@ -355,7 +357,9 @@ def _sample_size(worker, seeds: Iterator[int]) -> int:
 def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: float | None = None) -> Verdict:
     """Time ``answer`` against ``baseline`` (workers: ``ask(do=...)``) as interleaved pairs on new inputs.
 
-    The clock is read here, around each sample's ``run``. After every sample of the answer, one of
+    The clock is read here, around each sample's ``run``, once each side has run ``WARM_SAMPLES`` untimed
+    samples of the timed size (the first samples of many large inputs grow a process's memory: measured
+    here with chapter 6's inputs of 16 MB, the first two took up to ten times as long as the next ones). After every sample of the answer, one of
     its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
     inputs (and so are two untimed calls first). Each side's inputs are made just before its sample
     and that is timed too: the answer's worker may not take much longer to make them than the unfixed
@@ -390,6 +394,10 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             verdict.problem = problem
             return verdict
     calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
+    for _ in range(WARM_SAMPLES):  # untimed samples of the timed size: memory grows to what a sample needs
+        for worker in (baseline, answer):
+            worker.ask(do="prepare", seeds=[next(seeds) for _ in range(max(calls.values()))])
+            worker.ask(do="run", count=calls[worker])
     seconds: dict = {baseline: [], answer: []}
     preparing = {baseline: 0.0, answer: 0.0}  # seconds spent making inputs, as many on each side
 

@@ -79,11 +79,10 @@ def serve_samples(
         request = next_request()
         try:
             if request.get("do") == "prepare":
-                inputs = []
+                inputs, results = [], []  # the last sample's memory freed first: the new inputs can reuse it
                 for seed in request["seeds"]:
                     with seeded(int(seed), tensorflow=False):
                         inputs.append(tuple(make_inputs()))
-                results = []
                 reply({"ok": True})
             elif request.get("do") == "run":
                 device.sync()
