@@ -5,7 +5,8 @@ reference solution, the untouched student version and the chapter's plausible an
 (tests/grading/submissions/<assignment>.py; answers to different exercises are packed
 into one student); then, in a second, small run, the reference
 again, the way a GPU machine runs them (TFPERF_AS_ON_GPU=1: Keras compiles with XLA by
-default, tfperf.runtime.as_on_gpu); then generate feedback and export grades.
+default, tfperf.runtime.as_on_gpu), for the chapters where that can change anything
+(graded_as_on_a_gpu); then generate feedback and export grades.
 
 Grading runs in the sandboxed kernel (tfperf.autograding.sandbox), installed for this course only.
 The course lies outside /tmp (which the sandbox replaces by its own), so the answers that
@@ -55,6 +56,24 @@ HANG_TIMEOUT = 30
 
 #: Student ids of the reference graded with TFPERF_AS_ON_GPU=1 start with this.
 AS_ON_GPU = "as-on-gpu-"
+#: Calls that run a Keras model's compiled train, test or predict function: where TFPERF_AS_ON_GPU decides
+#: whether XLA compiles it (``as_on_gpu.apply``).
+KERAS_RUNS = re.compile(r"\.(fit|evaluate|predict|train_on_batch|test_on_batch|predict_on_batch)\(")
+
+
+def graded_as_on_a_gpu(assignment: str) -> bool:
+    """Whether the chapter's reference is also graded as a GPU machine runs it. TFPERF_AS_ON_GPU changes one
+    decision only, whether Keras compiles a model's train, test or predict function with XLA; a chapter
+    whose notebook never runs one, and whose experiment modules do not use Keras, runs the same either way
+    (read from their source)."""
+    texts = []
+    for path in (REPO / "solutions" / assignment).glob("*.ipynb"):
+        texts += [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    notebook = "\n".join(texts)
+    modules = re.findall(r"from tfperf\.experiments import (\w+)", notebook)
+    library = "\n".join((REPO / "src" / "tfperf" / "experiments" / f"{m}.py").read_text() for m in modules)
+    return bool(KERAS_RUNS.search(notebook)) or "keras" in library
+
 
 #: For a quicker run while developing: only cases whose name contains one of these (comma-separated).
 ONLY_ENV_VAR = "TFPERF_ROUNDTRIP_ONLY"
@@ -127,15 +146,16 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds to grade one notebook of an assignment, to balance the lanes: an assignment's autograde runs
-#: in a round trip on an otherwise idle 2-core machine, one core a lane, over its notebooks (2026-11-24,
-#: graded outside the kernel, one worker per written exercise).
+#: in a clean-clone `make test` on an otherwise idle 2-core machine, one core a lane, divided by its
+#: notebooks (2026-11-24, sixth session: graded outside the kernel, one worker per written exercise, prints
+#: and speed checks made from the grading process).
 NOTEBOOK_COST = {
-    "01_tensors": 14.0,
-    "02_eager_vs_graph": 14.0,
-    "03_keras_fit": 34.0,
-    "04_tf_data": 19.5,
-    "05_gpu_sync": 15.5,
-    "06_device_ceilings": 25.0,  # estimated from one notebook run, not yet from a round trip
+    "01_tensors": 17.9,
+    "02_eager_vs_graph": 20.0,
+    "03_keras_fit": 46.2,
+    "04_tf_data": 24.5,
+    "05_gpu_sync": 19.7,
+    "06_device_ceilings": 17.4,
 }
 
 
@@ -149,8 +169,8 @@ def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
     """
     wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(names)
     slots = cpusets.plan(wanted).slots
-    # reference, untouched, reference as on a GPU, and the packed students
-    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (3 + len(pack(submissions_for(a)))) for a in names}
+    # reference, untouched, reference as on a GPU (where it is graded so), and the packed students
+    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (2 + graded_as_on_a_gpu(a) + len(pack(submissions_for(a)))) for a in names}
     if len(slots) ** len(names) <= 100_000:  # few enough to try every split: the longest lane as short as can be
         choice = min(
             itertools.product(range(len(slots)), repeat=len(names)),
@@ -256,7 +276,8 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
             candidates = {"reference": reference, "untouched": student_version}
             # Not the untouched version: its answers are placeholders, which XLA never compiles, and its
             # demonstrations are the reference's (graded whole as on a GPU just below).
-            as_on_a_gpu[(AS_ON_GPU + "reference", source.name)] = reference
+            if graded_as_on_a_gpu(assignment):
+                as_on_a_gpu[(AS_ON_GPU + "reference", source.name)] = reference
             packed = pack(submissions_for(assignment))
             candidates |= {p.student_id: p.notebook(reference, student_version) for p in packed if not p.hangs}
             hanging |= {(p.student_id, source.name): p.notebook(reference, student_version) for p in packed if p.hangs}
@@ -267,10 +288,11 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
         for student in sorted({student for student, _ in hanging}):
             changed += autograde_unchanging(root, assignment, f"--student={student}", timeout=HANG_TIMEOUT, slot=slot)
         # The reference again, graded the way a GPU machine runs it.
-        submit(course, assignment, as_on_a_gpu)
-        changed += autograde_unchanging(
-            root, assignment, f"--student={AS_ON_GPU}*", slot=slot, extra_env={as_on_gpu.ENV_VAR: "1"}
-        )
+        if as_on_a_gpu:
+            submit(course, assignment, as_on_a_gpu)
+            changed += autograde_unchanging(
+                root, assignment, f"--student={AS_ON_GPU}*", slot=slot, extra_env={as_on_gpu.ENV_VAR: "1"}
+            )
         (root / "logs" / f"changed-{assignment}.txt").write_text("\n".join(sorted(changed)))
         nbgrader(course, "generate_feedback", assignment, "--force", slot=slot)
     nbgrader(course, "export", slot=slot)
@@ -355,12 +377,20 @@ def test_submission_names_are_distinct_student_ids():
         assert not [i for i in ids if i.startswith(AS_ON_GPU)], assignment
 
 
-#: Graded as on a CPU, and the way a GPU machine runs the course (TFPERF_AS_ON_GPU=1).
-PATHS = pytest.mark.parametrize("path", ["", AS_ON_GPU], ids=["cpu", "as-on-gpu"])
+#: Graded as on a CPU, and the way a GPU machine runs the course (TFPERF_AS_ON_GPU=1) where that can differ.
+PATHS_OF = [(a, path) for a in assignments() for path in ("", AS_ON_GPU) if not path or graded_as_on_a_gpu(a)]
+PATHS = pytest.mark.parametrize(
+    "assignment, path", PATHS_OF, ids=[f"{a}-{'as-on-gpu' if p else 'cpu'}" for a, p in PATHS_OF]
+)
+
+
+def test_chapters_that_run_keras_models_are_graded_as_on_a_gpu():
+    """Chapters 3 and 4 train and predict with Keras (in the notebook, and in chapter 4's experiments);
+    the others never run a compiled Keras function, so TFPERF_AS_ON_GPU cannot change them."""
+    assert [a for a in assignments() if graded_as_on_a_gpu(a)] == ["03_keras_fit", "04_tf_data"]
 
 
 @PATHS
-@pytest.mark.parametrize("assignment", assignments())
 def test_reference_scores_full_marks(graded_course, assignment, path):
     scores = grades(graded_course, assignment, path + "reference")
     assert scores and all(got == full for got, full in scores.values()), scores
@@ -414,7 +444,6 @@ def test_execution_problems_are_found():
 
 
 @PATHS
-@pytest.mark.parametrize("assignment", assignments())
 def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment, path):
     """The reference notebook, run whole at the small size in nbgrader's kernel, on the CPU path and the
     way a GPU machine runs it: the chapter's execution test."""
@@ -489,7 +518,7 @@ def test_as_on_a_gpu_keras_compiled_with_xla_in_the_grading_kernel(graded_course
     """The switch reached the sandboxed kernel: its setup cell printed the note of as_on_gpu.apply."""
     for assignment in assignments():
         course = graded_course.root(assignment) / "autograde"
-        for path, expected in (("", False), (AS_ON_GPU, True)):
+        for path, expected in (("", False), (AS_ON_GPU, True)) if graded_as_on_a_gpu(assignment) else (("", False),):
             graded = next((course / "autograded" / f"{path}reference" / assignment).glob("*.ipynb"))
             printed = "".join(
                 o.get("text", "") for c in nbformat.read(graded, as_version=4).cells for o in c.get("outputs", [])

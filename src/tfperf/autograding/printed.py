@@ -26,8 +26,9 @@ from typing import BinaryIO
 
 #: Lines of a watched call kept for the message (the rest are only counted).
 KEPT_LINES = 5
-#: Seconds the grading process waits for a watched call's end marker once the worker replied.
-MARKER_SECONDS = 10.0
+#: Seconds the grading process waits for a watched call's end marker once the worker replied (the worker
+#: wrote it before its reply: only the reading thread's delay is waited for).
+MARKER_SECONDS = 2.0
 
 
 # ---------------------------------------------------------------- in the worker

@@ -310,15 +310,15 @@ def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
 IDLE_CPU_SECONDS = 0.02
 IDLE_SHARE = 0.05
 
-#: Both workers make as many inputs for a sample (the unfixed code's then runs on the first of them):
-#: the answer's may take longer to make them than the unfixed code's by a floor, a little per sample, a
-#: share of its own timed seconds and a share of the unfixed code's time making them (noise). More is
-#: work done while inputs were made, before the clock started (results computed in advance from the
-#: inputs as they were drawn); at most about a fifth of a sample can hide there, far from any target.
-#: Untimed samples of the timed size each side runs before the timing (see :func:`recheck_one`).
-WARM_SAMPLES = 2
-PREPARE_FLOOR_SECONDS = 0.05
-PREPARE_SECONDS_PER_SAMPLE = 0.005
+#: Both workers make as many inputs for a sample (the unfixed code's then runs on the first of them).
+#: Over the samples, the median of how much longer the answer's worker took to make them than the unfixed
+#: code's may not pass a floor, a share of the answer's own timed seconds for a sample and a share of the
+#: unfixed code's time making them (noise). More is work done while inputs were made, before the clock
+#: started (results computed in advance from the inputs as they were drawn); at most about a fifth of a
+#: sample can hide there, far from any target. A median, not a sum: the first samples of many large inputs
+#: grow a process's memory and can take several times as long as the next ones, on either side (measured
+#: with chapter 6's inputs of 16 MB), which a sum charged to the side that paid it.
+PREPARE_FLOOR_SECONDS = 0.01
 PREPARE_SHARE = 0.10
 PREPARE_NOISE_SHARE = 0.25
 
@@ -357,9 +357,7 @@ def _sample_size(worker, seeds: Iterator[int]) -> int:
 def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: float | None = None) -> Verdict:
     """Time ``answer`` against ``baseline`` (workers: ``ask(do=...)``) as interleaved pairs on new inputs.
 
-    The clock is read here, around each sample's ``run``, once each side has run ``WARM_SAMPLES`` untimed
-    samples of the timed size (the first samples of many large inputs grow a process's memory: measured
-    here with chapter 6's inputs of 16 MB, the first two took up to ten times as long as the next ones). After every sample of the answer, one of
+    The clock is read here, around each sample's ``run``. After every sample of the answer, one of
     its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
     inputs (and so are two untimed calls first). Each side's inputs are made just before its sample
     and that is timed too: the answer's worker may not take much longer to make them than the unfixed
@@ -394,28 +392,22 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             verdict.problem = problem
             return verdict
     calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
-    for _ in range(WARM_SAMPLES):  # untimed samples of the timed size: memory grows to what a sample needs
-        for worker in (baseline, answer):
-            worker.ask(do="prepare", seeds=[next(seeds) for _ in range(max(calls.values()))])
-            worker.ask(do="run", count=calls[worker])
     seconds: dict = {baseline: [], answer: []}
-    preparing = {baseline: 0.0, answer: 0.0}  # seconds spent making inputs, as many on each side
+    preparing: dict = {baseline: [], answer: []}  # seconds each side took to make a sample's inputs
 
     def worked_while_preparing() -> str | None:
-        excess = preparing[answer] - preparing[baseline]
-        samples = len(seconds[answer])
+        excess = statistics.median(a - b for a, b in zip(preparing[answer], preparing[baseline]))
         allowed = (
             PREPARE_FLOOR_SECONDS
-            + PREPARE_SECONDS_PER_SAMPLE * samples
-            + PREPARE_SHARE * sum(seconds[answer]) * calls[answer]
-            + PREPARE_NOISE_SHARE * preparing[baseline]
+            + PREPARE_SHARE * statistics.median(seconds[answer]) * calls[answer]
+            + PREPARE_NOISE_SHARE * statistics.median(preparing[baseline])
         )
         verdict.preparing = excess / allowed
         if excess > allowed:
             return (
                 f"your code worked while its inputs were made, before the clock started ({excess:.2f} s more "
-                f"than the unfixed code took for as many inputs, in {samples} samples): a result must be "
-                "computed when the function is called"
+                f"than the unfixed code took for as many inputs, the median of {len(preparing[answer])} "
+                "samples): a result must be computed when the function is called"
             )
         return None
 
@@ -427,7 +419,7 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             took = {}
             for worker in order:
                 _, prepared = timing.stopwatch(lambda w=worker: w.ask(do="prepare", seeds=batch[w]), sync=lambda: None)
-                preparing[worker] += prepared
+                preparing[worker].append(prepared)
                 before = answer_busy()
                 _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run", count=calls[w]), sync=lambda: None)
                 if (
@@ -444,13 +436,13 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])
             verdict.ratios.append(seconds[baseline][-1] / max(seconds[answer][-1], 1e-12))
-            if problem := worked_while_preparing():
-                return problem
         return None
 
     verdict.problem = timed_pairs(pairs)
     if verdict.problem is None and target**0.5 <= verdict.median < target:
         verdict.problem = timed_pairs(2 * pairs)  # close to the target: more evidence, not a verdict on a few
+    if verdict.problem is None and verdict.ratios:
+        verdict.problem = worked_while_preparing()
     if verdict.ratios:
         verdict.seconds = {
             "answer": statistics.median(seconds[answer]),

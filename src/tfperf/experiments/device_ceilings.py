@@ -153,11 +153,20 @@ def plot_roofline(fig, runs, card: ceilings.Card) -> None:
     ax.loglog(x, np.minimum(peak, bandwidth * x), color="black", linewidth=1.5, label="this device's roofs")
     ax.axvline(peak / bandwidth, color="grey", linestyle=":", linewidth=1)
     markers = {"overhead": "s", "memory": "o", "compute": "^"}
-    for run, prefix, _style in plots.each_run(runs):
+    for number, (run, prefix, _style) in enumerate(plots.each_run(runs)):
         for r in run.records:
             color = plots.group_color(ax, r["step"])
             label = f"{prefix}{r['step']}{' (XLA)' if r['xla'] else ''}: {r['regime']}-bound"
-            ax.loglog(r["intensity"], r["flops_per_s"], markers[r["regime"]], color=color, markersize=8, label=label)
+            fill = "full" if number == 0 else ("none", "left", "bottom")[(number - 1) % 3]  # later runs: hollow
+            ax.loglog(
+                r["intensity"],
+                r["flops_per_s"],
+                markers[r["regime"]],
+                color=color,
+                markersize=8,
+                label=label,
+                fillstyle=fill,
+            )
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("attained FLOP/s")
     ax.set_title("Your steps under your device's roofline (memory roof, then compute roof)")
