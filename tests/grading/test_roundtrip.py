@@ -145,18 +145,36 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
-#: Seconds to grade one notebook of an assignment, to balance the lanes: an assignment's autograde runs
-#: in a clean-clone `make test` on an otherwise idle 2-core machine, one core a lane, divided by its
-#: notebooks (2026-11-24, sixth session: graded outside the kernel, one worker per written exercise, prints
+#: Seconds to grade one notebook of an assignment in its main autograde run, to balance the lanes, from a
+#: clean-clone `make test` on an otherwise idle 2-core machine, one core a lane (2026-11-24, sixth session:
+#: the run's seconds over its notebooks; graded outside the kernel, one worker per written exercise, prints
 #: and speed checks made from the grading process).
 NOTEBOOK_COST = {
-    "01_tensors": 17.9,
-    "02_eager_vs_graph": 20.0,
-    "03_keras_fit": 46.2,
-    "04_tf_data": 24.5,
-    "05_gpu_sync": 19.7,
-    "06_device_ceilings": 17.4,
+    "01_tensors": 13.9,
+    "02_eager_vs_graph": 17.6,
+    "03_keras_fit": 39.8,
+    "04_tf_data": 21.4,
+    "05_gpu_sync": 18.4,
+    "06_device_ceilings": 16.4,
 }
+#: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
+#: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
+AS_ON_GPU_COST = {"03_keras_fit": 133.6, "04_tf_data": 76.4}
+HANG_COST = 45.0
+
+
+def assignment_cost(assignment: str) -> float:
+    """Seconds to grade an assignment in the round trip: the reference, the untouched version and the packed
+    students in one run, the reference as on a GPU where it is graded so, each hanging student alone."""
+    packed = pack(submissions_for(assignment))
+    hanging = sum(1 for p in packed if p.hangs)
+    notebooks = 2 + len(packed) - hanging
+    as_on_a_gpu = AS_ON_GPU_COST.get(assignment, 3 * NOTEBOOK_COST.get(assignment, 25.0))
+    return (
+        NOTEBOOK_COST.get(assignment, 25.0) * notebooks
+        + (as_on_a_gpu if graded_as_on_a_gpu(assignment) else 0.0)
+        + HANG_COST * hanging
+    )
 
 
 def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
@@ -169,8 +187,7 @@ def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
     """
     wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(names)
     slots = cpusets.plan(wanted).slots
-    # reference, untouched, reference as on a GPU (where it is graded so), and the packed students
-    cost = {a: NOTEBOOK_COST.get(a, 25.0) * (2 + graded_as_on_a_gpu(a) + len(pack(submissions_for(a)))) for a in names}
+    cost = {a: assignment_cost(a) for a in names}
     if len(slots) ** len(names) <= 100_000:  # few enough to try every split: the longest lane as short as can be
         choice = min(
             itertools.product(range(len(slots)), repeat=len(names)),
