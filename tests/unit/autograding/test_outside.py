@@ -361,8 +361,7 @@ def test_what_the_answer_prints_while_it_is_timed_is_read_too():
         "grading.assert_prints_at_most(square, inputs(), 0, what='square')\n"
         "grading.assert_speedup(square, slow_square, exercise='01_tensors.keep_data_on_device', make_inputs=inputs)"
     )
-    quiet = grade_speed("def square(x):\n    return x * x", timed_here=True, test=test)
-    assert quiet.passed, quiet.error
+    # (A quiet answer passes with its timed calls read: chapter 5's reference does, in the round trip.)
     outcome = grade_speed(prints_later, timed_here=True, test=test)
     assert not outcome.passed and "square printed" in outcome.error["evalue"], outcome.error
     assert "for each of" in outcome.error["evalue"], outcome.error
