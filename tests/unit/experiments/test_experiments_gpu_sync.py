@@ -1,5 +1,7 @@
 """Chapter 5 experiments: every strategy trains the same weights; the records have what the plots need."""
 
+import statistics
+
 import numpy as np
 import pytest
 
@@ -82,7 +84,7 @@ def asynchronous_on_cpu():
         import json
         from tfperf.experiments import gpu_sync
         print(json.dumps({"dispatch": gpu_sync.dispatch_vs_work(400, ops=10, asynchronous=True),
-                          "waits": gpu_sync.attribute_waits(600, asynchronous=True),
+                          "waits": [gpu_sync.attribute_waits(1000, asynchronous=True) for _ in range(3)],
                           "synchronous_waits": sorted(gpu_sync.attribute_waits(64, asynchronous=False))}))
     """)
 
@@ -93,8 +95,11 @@ def test_asynchronous_dispatch_returns_before_the_work_is_done(asynchronous_on_c
 
 
 def test_shape_waits_in_asynchronous_mode_and_dtype_does_not(asynchronous_on_cpu):
-    waits = asynchronous_on_cpu["waits"]
-    assert waits["shape"] > 5 * max(waits["dtype"], 0.05)
+    """The median of three tries: one read of a clock pair can lose the wait to a preemption on a loaded
+    machine (seen once in a clean run: 0.07 ms for a 600x600 product, the other core grading)."""
+    tries = asynchronous_on_cpu["waits"]
+    shape, dtype = (statistics.median(t[name] for t in tries) for name in ("shape", "dtype"))
+    assert shape > 5 * max(dtype, 0.05), tries
     assert asynchronous_on_cpu["synchronous_waits"] == ["device", "dtype", "shape"]
 
 
