@@ -245,6 +245,7 @@ def grade_exercise(
         worker = _Replies(process, key, timeout)
         problem = None
         untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
+        unwatched: list = []  # test cells that passed in the worker, whose prints are not yet read from here
         try:
             send(
                 process.stdin,
@@ -265,28 +266,29 @@ def grade_exercise(
                     answer_error = _error(message["error"])
                 if "test" in message and message["test"] in exercise.tests:
                     outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
-            for grade_id, source in zip(exercise.tests, exercise.test_sources):
-                for check in printed.prints_checks(grade_id, source):
-                    if outcomes.get(grade_id) is not None and outcomes[grade_id].passed:
-                        watch_prints(check, worker, outcomes[grade_id])
-            untimed = [c for c in speed_checks or [] if c.grade_id in outcomes and outcomes[c.grade_id].passed]
+            prints = {g: printed.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)}
+            passed = [g for g in exercise.tests if g in outcomes and outcomes[g].passed]
+            unwatched = [g for g in passed if prints[g]]  # passed in the worker, prints not yet read from here
+            untimed = [c for c in speed_checks or [] if c.grade_id in passed]
+            while unwatched:
+                for check in prints[unwatched[0]]:
+                    if outcomes[unwatched[0]].passed:
+                        watch_prints(check, worker, outcomes[unwatched[0]])
+                unwatched.pop(0)
             while untimed:
                 check = untimed[0]
                 if outcomes[check.grade_id].passed:
-                    source = exercise.test_sources[exercise.tests.index(check.grade_id)]
-                    watched = [
-                        p for p in printed.prints_checks(check.grade_id, source) if p.function == check.candidate
-                    ]
+                    same = [p for p in prints[check.grade_id] if p.function == check.candidate]
                     time_speed_check(
-                        check, worker, baseline_for, outcomes[check.grade_id], record, watched[0] if watched else None
+                        check, worker, baseline_for, outcomes[check.grade_id], record, same[0] if same else None
                     )
                 untimed.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
-            for check in untimed:  # a check passed in the worker counts only once timed from here
-                outcomes[check.grade_id].error = {
+            for grade_id in [*unwatched, *(c.grade_id for c in untimed)]:  # passed in the worker: counts only
+                outcomes[grade_id].error = {  # once checked from here too
                     "ename": OUTSIDE,
-                    "evalue": f"Timed by the grading process, this check did not finish: {problem}",
+                    "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
         except OSError as err:
             problem = f"its process could not be started ({err})."

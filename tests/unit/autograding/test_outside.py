@@ -365,3 +365,11 @@ def test_what_the_answer_prints_while_it_is_timed_is_read_too():
     outcome = grade_speed(prints_later, timed_here=True, test=test)
     assert not outcome.passed and "square printed" in outcome.error["evalue"], outcome.error
     assert "for each of" in outcome.error["evalue"], outcome.error
+
+
+def test_an_answer_that_ends_its_process_when_watched_loses_the_prints_check():
+    """Quiet while captured, and exiting where nothing captures it: the cell that passed in the worker
+    counts only once its prints were read from here."""
+    exits = "import os, sys\ndef total(xs):\n    if type(sys.stdout).__name__ != 'StringIO':\n        os._exit(0)\n    return sum(xs)"
+    outcome = grade_prints(exits)
+    assert not outcome.passed and "this check did not finish" in outcome.error["evalue"], outcome.error
