@@ -25,7 +25,9 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
 - redefining a name that a locked cell defines (the given code), or changing an attribute of it
   (``PREDICTOR.predict = slow``);
 - the call stack: frames and tracebacks (``tb_frame``, ``f_back``, ``f_locals``, ...); ``memoryview``;
-- Keras's own machinery: a class that defines ``make_train_function``, ``fit``, ``predict``, ...
+- Keras's own machinery: a class that defines ``make_train_function``, ``fit``, ``predict``, ...; a subclass
+  of a library class (any base not defined in the cell) that defines a private method (``_as_serialized_graph``,
+  ``_list_all_concrete_functions``, ...);
 
 Imports are an allow-list, not a deny-list: an answer may import only :data:`ALLOWED_IMPORTS` (what the
 honest answers of the course and its corpora import: TensorFlow, NumPy, Keras, a few standard modules; of
@@ -316,10 +318,13 @@ class _Screen(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._definition(node)
         methods = set()
+        library_base = None  # a base that is not a class of this cell (nor object): TensorFlow's, Keras's, ...
         for base in node.bases:
             self._allow_class_use(base)
             if isinstance(base, ast.Name) and base.id in self.classes:
                 methods |= self.classes[base.id]  # Sub.method(obj) runs the base's method on obj
+            elif not (isinstance(base, ast.Name) and base.id == "object"):
+                library_base = library_base or ast.unparse(base)
         for item in node.decorator_list + node.bases + node.keywords:
             self.visit(item)
         for item in node.body:
@@ -330,6 +335,12 @@ class _Screen(ast.NodeVisitor):
                     continue
                 if item.name in KERAS_MACHINERY:
                     self.flag(item, f"defines {item.name} in class {node.name}: Keras's own {item.name} must run")
+                elif library_base and item.name.startswith("_") and not item.name.endswith("__"):
+                    self.flag(
+                        item,
+                        f"defines {item.name} in class {node.name}, a subclass of {library_base}: the private "
+                        f"methods of a library class are its own (what a check reads through them must be true)",
+                    )
                 if "classmethod" not in decorators:
                     methods.add(item.name)
                 positional = item.args.posonlyargs + item.args.args

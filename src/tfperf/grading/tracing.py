@@ -19,6 +19,11 @@ def _require_tf_function(fn: Any, what: str, section: str | None) -> None:
             f"decorate it with @tf.function once, where it is defined (not inside another function or a loop)."
             f"{reread(section)}"
         )
+    if type(fn) is not polymorphic_function.Function:  # a subclass could report other traces and graphs
+        raise GradingFailure(
+            f"{what} is of class {type(fn).__name__}, a subclass of tf.function's own: its traces are read only from "
+            f"a tf.function that TensorFlow made. Decorate {what} with @tf.function.{reread(section)}"
+        )
 
 
 @guard.checked

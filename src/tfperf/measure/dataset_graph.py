@@ -161,12 +161,25 @@ def _graph_def(dataset):
 
     if not isinstance(dataset, tf.data.Dataset):
         raise TypeError(f"Expected a tf.data.Dataset; got {type(dataset).__name__}.")
+    if not made_by_tensorflow(dataset):
+        raise TypeError(
+            f"it is of class {type(dataset).__name__}, defined outside TensorFlow; return the dataset that "
+            f"tf.data's own transformations build (a subclass's methods could describe another pipeline than "
+            f"the one it runs)"
+        )
     serialized = dataset._as_serialized_graph(  # noqa: SLF001 (the dataset's own graph)
         external_state_policy=options_lib.ExternalStatePolicy.IGNORE, strip_device_assignment=True
     )
     graph = graph_pb2.GraphDef()
     graph.ParseFromString(serialized.numpy())
     return graph
+
+
+def made_by_tensorflow(obj: Any) -> bool:
+    """Whether ``obj``'s class is one of TensorFlow's own (defined in a ``tensorflow`` module), not a subclass
+    written elsewhere."""
+    module = getattr(type(obj), "__module__", "") or ""
+    return module == "tensorflow" or module.startswith("tensorflow.")
 
 
 def _node_name(input_name: str) -> str:

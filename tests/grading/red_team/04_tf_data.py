@@ -76,6 +76,28 @@ _RESETS_THROUGH_THE_PUBLIC_METHOD = (
 """
 )
 
+# Reads the records one at a time (a plain map over the store's reads: no parallel reads), caches them and
+# prefetches, and returns the pipeline as an object of its own subclass of the prefetch dataset whose
+# _as_serialized_graph describes the reference's pipeline. The stages check read the graph through the
+# object's own method and believed it (tests/unit/grading/test_grading_pipelines.py shows the check alone).
+_DESCRIBES_ANOTHER_PIPELINE = (
+    _HEADER
+    + """    def build(parallel):
+        ds = tf.data.Dataset.range(len(store))
+        ds = ds.map(lambda key: (key, store.read(key)), num_parallel_calls=parallel).batch(batch).cache()
+        ds = ds.map(tf_data.decode, num_parallel_calls=tf.data.AUTOTUNE)
+        return ds.map(tf_data.augment, num_parallel_calls=tf.data.AUTOTUNE)
+
+    shown = build(tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    class Described(type(shown)):
+        def _as_serialized_graph(self, *args, **kwargs):
+            return shown._as_serialized_graph(*args, **kwargs)
+
+    return Described(build(None), tf.data.AUTOTUNE)
+"""
+)
+
 RED_TEAM = [
     # (4) Writes the store's private counters: flagged by the static screen, the exercise scores 0
     #     (without the screen: the structure check fails, no stage reads through the store).
@@ -102,6 +124,14 @@ RED_TEAM = [
     Submission(
         "red4_resets_through_the_public_method",
         {"fast_pipeline": _RESETS_THROUGH_THE_PUBLIC_METHOD},
+        {"pipeline_tests": 0, "pipeline_speed_tests": 0},
+    ),
+    # (2) Describes another pipeline than the one it runs, through a private method of its own subclass of a
+    #     tf.data class: flagged by the screen (a library class's private methods), the exercise scores 0;
+    #     without the screen, the stages check refuses a dataset whose class TensorFlow did not define.
+    Submission(
+        "red2_describes_another_pipeline",
+        {"fast_pipeline": _DESCRIBES_ANOTHER_PIPELINE},
         {"pipeline_tests": 0, "pipeline_speed_tests": 0},
     ),
 ]

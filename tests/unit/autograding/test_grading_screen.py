@@ -148,3 +148,16 @@ def test_a_class_of_the_cell_may_set_its_own_private_attributes():
 
 def test_source_that_does_not_parse_is_left_to_the_kernel():
     assert screen("def broken(:\n") == []
+
+
+def test_a_subclass_of_a_library_class_may_not_define_private_methods():
+    source = (
+        "class Describes(type(slow)):\n    def __init__(self, a):\n        super().__init__(a, 1)\n"
+        "    def _as_serialized_graph(self, *args):\n        return good._as_serialized_graph(*args)\n"
+        "class Own:\n    def _helper(self):\n        return 1\n"
+        "class Sub(Own):\n    def _helper(self):\n        return 2\n"
+        "class Plain(object):\n    def _helper(self):\n        return 3\n"
+    )
+    findings = screen(source)
+    assert [f.line for f in findings] == [4], [f.describe() for f in findings]
+    assert "_as_serialized_graph in class Describes, a subclass of type(slow)" in findings[0].describe()

@@ -91,5 +91,20 @@ def test_a_subclass_that_names_another_input_is_not_believed():
             self._input_dataset = shown
 
     memorized = tf.data.Dataset.from_tensor_slices(tf.range(8))
-    with pytest.raises(GradingFailure, match="cannot serialize this pipeline"):
+    with pytest.raises(GradingFailure, match="defined outside TensorFlow"):
         _check(_CopyToDeviceDataset(memorized, _pipeline(store, "decoded")), store, fits=True)
+
+
+def test_a_dataset_of_a_class_written_outside_tensorflow_is_not_read():
+    """A subclass could describe one pipeline (its own _as_serialized_graph, options) while it runs another: its
+    stages are not read at all."""
+    store = tf_data.SimulatedStorage(8, latency=0.0)
+    good = _pipeline(store, "decoded")
+    sequential = tf.data.Dataset.range(len(store)).map(lambda key: (key, store.read(key))).prefetch(1)
+
+    class Describes(type(sequential)):
+        def _as_serialized_graph(self, *args, **kwargs):
+            return good._as_serialized_graph(*args, **kwargs)
+
+    with pytest.raises(GradingFailure, match="defined outside TensorFlow"):
+        _check(Describes(sequential, 1), store, fits=True)

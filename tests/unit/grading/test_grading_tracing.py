@@ -132,3 +132,16 @@ def test_an_object_that_only_pretends_to_be_a_tf_function_fails():
 
     with pytest.raises(grading.GradingFailure, match="not a tf.function"):
         grading.assert_traces_at_most(Pretender(), 1, [(tf.ones([2]), 1)])
+
+
+def test_a_subclass_of_tf_functions_own_class_is_not_believed():
+    """Its methods could report another function's traces and graphs than the one it calls."""
+    honest = tf.function(_double)
+
+    class Reports(type(honest)):
+        def experimental_get_tracing_count(self):
+            return 0
+
+    pretender = Reports(_double, "pretender")
+    with pytest.raises(grading.GradingFailure, match="subclass of tf.function's own"):
+        grading.assert_traces_at_most(pretender, 1, [(tf.ones([2]), 1)], what="pretender")
