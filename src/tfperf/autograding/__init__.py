@@ -11,6 +11,8 @@
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
 - ``printed``: what a worker really printed, read by the grading process from the worker's own output
   stream between two markers; the prints checks of the test cells.
+- ``moved``: the bytes checks of the test cells, decided by the grading process from what the answer's
+  worker and the unfixed code's worker read (XLA's module counted again here).
 - ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
@@ -24,8 +26,7 @@
   of one check is what ``outside`` uses.
 - ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
   of its own (the instructor's cells, that answer, the instructor's tests), its speed checks timed
-  from the grading process against the unfixed code's own worker and its prints checks watched from
-  there too; the kernel's outcome of a test
-  cell counts for nothing.
+  from the grading process against the unfixed code's own worker, its prints checks watched and its bytes
+  checks decided from there too; the kernel's outcome of a test cell counts for nothing.
 - ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
 """

@@ -33,12 +33,16 @@ test cells, this process asks the worker to call the function again with nothing
 lines it reads from the worker's real output stream (:mod:`tfperf.autograding.printed`). Where a speed
 check's cell limits what its function prints, every timed call is read the same way.
 
+Bytes checks (``grading.assert_moves_fewer_bytes`` at the top level of a test cell) are decided here: the
+answer's bytes read again in its worker (XLA's module sent and counted here), the unfixed step's in the unfixed
+code's worker, the limit compared here (:mod:`tfperf.autograding.moved`).
+
 Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
 
 What still shares a process: inside one worker, the exercise's other checks (results, traces, host
-reads, pipeline stages) run after its answer, so they rely on the guard (``tfperf.grading.guard``) and the
-static screen for that exercise.
+reads, pipeline stages) run after its answer, so they rely on the guard (``tfperf.grading.guard``), the
+static screen, and on reading only objects of TensorFlow's own classes (a dataset, a ``tf.function``).
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, printed, sandbox
+from tfperf.autograding import concepts, moved, printed, sandbox
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
@@ -246,6 +250,14 @@ def grade_exercise(
         problem = None
         untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
         unwatched: list = []  # test cells that passed in the worker, whose prints are not yet read from here
+        unweighed: list = []  # test cells that passed in the worker, whose bytes are not yet decided here
+        clean: dict = {}  # the unfixed code's workers this exercise used: each reset once, then kept
+
+        def clean_worker(check):
+            if check not in clean:
+                clean[check] = baseline_for(check)
+            return clean[check]
+
         try:
             send(
                 process.stdin,
@@ -275,18 +287,26 @@ def grade_exercise(
                     if outcomes[unwatched[0]].passed:
                         watch_prints(check, worker, outcomes[unwatched[0]])
                 unwatched.pop(0)
+            weighed = {g: moved.bytes_checks(g, s) for g, s in zip(exercise.tests, exercise.test_sources)}
+            unweighed = [g for g in passed if weighed[g]] if baseline_for is not None else []
+            while unweighed:
+                for check in weighed[unweighed[0]]:
+                    if outcomes[unweighed[0]].passed:
+                        reference = _reference_check(check, speed_checks or [])
+                        weigh_bytes(check, worker, lambda: clean_worker(reference), outcomes[unweighed[0]])
+                unweighed.pop(0)
             while untimed:
                 check = untimed[0]
                 if outcomes[check.grade_id].passed:
                     same = [p for p in prints[check.grade_id] if p.function == check.candidate]
                     time_speed_check(
-                        check, worker, baseline_for, outcomes[check.grade_id], record, same[0] if same else None
+                        check, worker, clean_worker, outcomes[check.grade_id], record, same[0] if same else None
                     )
                 untimed.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
-            for grade_id in [*unwatched, *(c.grade_id for c in untimed)]:  # passed in the worker: counts only
-                outcomes[grade_id].error = {  # once checked from here too
+            for grade_id in [*unwatched, *unweighed, *(c.grade_id for c in untimed)]:  # passed in the worker:
+                outcomes[grade_id].error = {  # counts only once checked from here too
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
@@ -361,6 +381,18 @@ class _Replies:
             raise _CallFailed(f"{error['ename']}: {error['evalue']}")
         return token
 
+    def request(self, **request) -> dict:
+        """One request the worker answers with data (``bytes``): its reply; ``_CallFailed`` where it raised."""
+        try:
+            send(self.process.stdin, request)
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+        header, _ = self.next()
+        if header.get("error"):
+            error = _error(header["error"])
+            raise _CallFailed(f"{error['ename']}: {error['evalue']}")
+        return header
+
     def end(self) -> None:
         """The speed check is over: the worker waits for the next one."""
         try:
@@ -402,6 +434,39 @@ def watch_prints(check: printed.PrintsCheck, answer: _Replies, outcome: Outcome)
         return
     if problem := printed.too_many(answer.output.printed(token), check.limit, 1, check.what, check.section):
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+
+
+def _reference_check(check: moved.BytesCheck, speed_checks: list):
+    """Which unfixed code's worker reads the reference's bytes: a speed check's of the same exercise (already
+    running the instructor's cells), else one of its own that only runs them."""
+    from tfperf.autograding.recheck import SpeedCheck
+
+    if speed_checks:
+        return speed_checks[0]
+    return SpeedCheck(check.grade_id, "", check.reference, check.reference, "lambda: ()", "")
+
+
+def weigh_bytes(check: moved.BytesCheck, answer: _Replies, reference_worker, outcome: Outcome) -> None:
+    """Read the bytes of ``check``'s function in the answer's worker and of its reference in the unfixed code's
+    worker (``reference_worker()``), and decide here whether the answer moves few enough
+    (:func:`tfperf.autograding.moved.decide`); a failure fails the test cell."""
+    from tfperf.autograding.recheck import NotRunnable
+
+    said = "Decided by the grading process, out of the notebook's reach"
+    try:
+        mine = answer.request(do="bytes", function=check.function, args=check.args)
+    except _CallFailed as err:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        return
+    try:
+        theirs = reference_worker().request(do="bytes", function=check.reference, args=check.args)
+    except NotRunnable as err:
+        outcome.error = {"ename": OUTSIDE, "evalue": f"{said}: the unfixed code's bytes could not be read ({err})."}
+        return
+    if problem := moved.decide(check, mine, theirs):
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    outcome.printed += f"{said}: {check.what} moves {mine['bytes'] / 1e6:.1f} MB per call, the unfixed step {theirs['bytes'] / 1e6:.1f} MB.\n"
 
 
 def time_speed_check(

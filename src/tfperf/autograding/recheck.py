@@ -135,14 +135,18 @@ class NotRunnable(RuntimeError):
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
-    (:func:`tfperf.autograding.samples.serve_samples`). ``reset`` runs the cells again in a new namespace
-    (new objects: a ``tf.function``'s traces, a model's state), as a fresh process would have them."""
+    (:func:`tfperf.autograding.samples.serve_samples`) and ``bytes`` readings (:mod:`tfperf.autograding.moved`).
+    ``reset`` runs the cells again in a new namespace (new objects: a ``tf.function``'s traces, a model's state),
+    as a fresh process would have them."""
+    from tfperf.autograding import moved
     from tfperf.runtime import logs
 
     header, _ = receive(requests)
+    current: dict = {}  # "namespace": the one the cells last ran in
 
     def load() -> tuple:
         namespace: dict = {"__name__": "__main__"}
+        current["namespace"] = namespace
         with logs.captured_output(), seeded(0):
             for index, source in enumerate([*header["cells"], header["prelude"]]):
                 name = f"<cell {index}>"  # AutoGraph reads a function's source through linecache
@@ -162,6 +166,12 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     reply = lambda head, arrays=None: send(replies, head, arrays)  # noqa: E731
     while True:
         request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs)
+        if request.get("do") == "bytes":
+            try:
+                reply(moved.read(request, current["namespace"]))
+            except BaseException:
+                reply({"error": traceback.format_exc(limit=3)})
+            continue
         if request.get("do") != "reset":
             return
         try:
@@ -232,6 +242,14 @@ class Worker:
         except OSError as err:
             raise NotRunnable(f"{self.what} stopped ({err})") from err
         return self._expect()[1]
+
+    def request(self, **request) -> dict:
+        """One request answered with data only (``bytes``): the reply's header."""
+        try:
+            send(self.process.stdin, request)
+        except OSError as err:
+            raise NotRunnable(f"{self.what} stopped ({err})") from err
+        return self._expect()[0]
 
     def _expect(self) -> tuple[dict, list]:
         try:

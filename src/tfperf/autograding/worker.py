@@ -74,8 +74,9 @@ def report_with_arrays(replies, key: str):
 def serve_outside_checks(next_request, report, namespace: dict) -> None:
     """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside, each
     expression evaluated in the exercise's namespace: ``prints`` calls a function once, its output read by
-    the grading process (:mod:`tfperf.autograding.printed`); ``speed`` serves a function's samples
-    (:mod:`tfperf.autograding.samples`)."""
+    the grading process (:mod:`tfperf.autograding.printed`); ``bytes`` reads what a function moves
+    (:mod:`tfperf.autograding.moved`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.samples`)."""
+    from tfperf.autograding import moved
     from tfperf.autograding.printed import witnessed_call
     from tfperf.autograding.samples import serve_samples
     from tfperf.measure import timing
@@ -90,6 +91,12 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
                 function, args = eval(str(request["function"]), namespace), eval(str(request["args"]), namespace)
                 witnessed_call(str(request["witness"]), lambda: timing.settle(function(*args)))
                 report({"ok": True})
+            except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
+                report({"error": _failure(err)})
+            continue
+        if request.get("do") == "bytes":
+            try:
+                report(moved.read(request, namespace))
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue

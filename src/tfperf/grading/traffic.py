@@ -34,10 +34,19 @@ def assert_moves_fewer_bytes(
             f"The bytes {what} moves could not be read ({type(err).__name__}: {err}).{reread(section)}"
         ) from None
     theirs, their_how = bytes_moved.bytes_moved(reference, tuple(args))
-    if mine > at_most * theirs:
-        raise GradingFailure(
-            f"{what} moves {_megabytes(mine)} per call ({how}); the unfixed step moves {_megabytes(theirs)} "
-            f"({their_how}): at most {at_most:.2g} times that is expected. Each op that runs on its own reads its "
-            f"inputs from memory and writes its result back; a fused kernel does that once.{reread(section)}"
-        )
+    problem = too_many_bytes(mine, how, theirs, their_how, at_most=at_most, what=what)
+    if problem:
+        raise GradingFailure(f"{problem}{reread(section)}")
     return mine, theirs
+
+
+def too_many_bytes(mine: int, how: str, theirs: int, their_how: str, *, at_most: float, what: str) -> str | None:
+    """What is wrong where ``mine`` bytes per call are more than ``at_most`` times the unfixed step's ``theirs``;
+    None where they are not (the grading process decides the same way: :mod:`tfperf.autograding.moved`)."""
+    if mine <= at_most * theirs:
+        return None
+    return (
+        f"{what} moves {_megabytes(mine)} per call ({how}); the unfixed step moves {_megabytes(theirs)} "
+        f"({their_how}): at most {at_most:.2g} times that is expected. Each op that runs on its own reads its "
+        f"inputs from memory and writes its result back; a fused kernel does that once."
+    )

@@ -116,18 +116,30 @@ def compiled_with_xla(fn: Any) -> bool:
     return _is_tf_function(fn) and bool(fn._jit_compile)  # noqa: SLF001 (no public reading of it)
 
 
+XLA = "as compiled by XLA"
+OP_BY_OP = "op by op"
+
+
 def bytes_moved(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[int, str]:
     """Bytes ``fn(*args)`` moves per call, and how they were read: ``"as compiled by XLA"`` for a ``tf.function``
     compiled with ``jit_compile=True``, else ``"op by op"`` from its graph. Anything else that can be called
     (a plain Python function, an object with ``__call__``, a subclass of ``tf.function``'s class) is traced
     into a graph first, without XLA, by calling it: what it calls is what is counted."""
+    count, how, _ = reading(fn, args)
+    return count, how
+
+
+def reading(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[int, str, str | None]:
+    """:func:`bytes_moved`, with what it was read from where that is text: XLA's optimized HLO module (which
+    :func:`hlo_bytes` reads again anywhere, without TensorFlow), else None."""
     from tfperf.runtime import logs
 
     tf = logs.tensorflow()
     if compiled_with_xla(fn):
-        return hlo_bytes(fn.experimental_get_compiler_ir(*args)(stage="optimized_hlo")), "as compiled by XLA"
+        module = fn.experimental_get_compiler_ir(*args)(stage="optimized_hlo")
+        return hlo_bytes(module), XLA, module
     traced = fn if _is_tf_function(fn) else tf.function(lambda *a: fn(*a), jit_compile=False)
-    return graph_bytes(traced.get_concrete_function(*args).graph), "op by op"
+    return graph_bytes(traced.get_concrete_function(*args).graph), OP_BY_OP, None
 
 
-__all__ = ["bytes_moved", "compiled_with_xla", "graph_bytes", "hlo_bytes"]
+__all__ = ["bytes_moved", "compiled_with_xla", "graph_bytes", "hlo_bytes", "reading"]

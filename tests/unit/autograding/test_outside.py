@@ -373,3 +373,94 @@ def test_an_answer_that_ends_its_process_when_watched_loses_the_prints_check():
     exits = "import os, sys\ndef total(xs):\n    if type(sys.stdout).__name__ != 'StringIO':\n        os._exit(0)\n    return sum(xs)"
     outcome = grade_prints(exits)
     assert not outcome.passed and "this check did not finish" in outcome.error["evalue"], outcome.error
+
+
+# ---------------------------------------------------------------- bytes checks decided by the grading process
+
+BYTES_GIVEN = (
+    "import tensorflow as tf\nfrom tfperf import grading\n"
+    "def chain_math(x):\n    return tf.tanh(x * 2.0 + 1.0) * x - x\n"
+    "chain = tf.function(lambda x: chain_math(x))\n"
+    "def chain_inputs(n):\n    return (tf.random.normal([n]),)\n"
+)
+BYTES_TEST = (
+    "from tfperf import grading\n"
+    "mine, theirs = grading.assert_moves_fewer_bytes(fused, chain, chain_inputs(4096), at_most=1 / 2, what='fused',"
+    " section='3. Fusion')\n"
+)
+#: The unfused chain, with the worker's check replaced by one that always passes.
+UNFUSED_PATCHED_CHECK = (
+    "fused = chain\nfrom tfperf import grading\ngrading.assert_moves_fewer_bytes = lambda *args, **kwargs: (0, 1)"
+)
+#: The unfused chain, with the unfixed step made to move more where the answer runs (a heavier math it calls).
+UNFUSED_HEAVIER_REFERENCE = (
+    "fused = tf.function(lambda x: tf.tanh(x * 2.0 + 1.0) * x - x)\n"
+    "def chain_math(x):\n"
+    "    for _ in range(8):\n        x = tf.tanh(x * 2.0 + 1.0) * x - x\n"
+    "    return x\n"
+)
+
+
+def grade_bytes(answer: str) -> outside.Outcome:
+    from tfperf.autograding import recheck
+
+    exercise = outside.Exercise("answer", ("bytes",), (BYTES_GIVEN, "PLACEHOLDER"), 1, (BYTES_TEST,))
+    workers = []
+
+    def baseline_for(check):
+        workers.append(recheck.Worker(recheck._worker_argv(), [BYTES_GIVEN], check, check.baseline, "the unfixed"))
+        return workers[-1]
+
+    try:
+        return outside.grade_exercise(exercise, answer, timeout=60, sandboxed=False, baseline_for=baseline_for)["bytes"]
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+def test_bytes_checks_are_read_from_the_top_level_of_a_test_cell():
+    from tfperf.autograding.moved import BytesCheck, bytes_checks
+
+    source = (
+        "def helper(n):\n    grading.assert_moves_fewer_bytes(f, g, (n,), at_most=0.5)\n"
+        + BYTES_TEST
+        + "_ = grading.assert_moves_fewer_bytes(fn=f, reference=g, args=(1,), at_most=0.25)\n"
+        "grading.assert_moves_fewer_bytes(h, g, (1,), at_most=LIMIT)\n"
+    )
+    assert bytes_checks("t", source) == [
+        BytesCheck("t", "fused", "chain", "chain_inputs(4096)", 0.5, "fused", "3. Fusion"),
+        BytesCheck("t", "f", "g", "(1,)", 0.25),
+    ]
+
+
+def test_a_module_that_says_other_bytes_than_the_worker_is_not_believed():
+    from tfperf.autograding import moved
+    from tfperf.measure import bytes_moved
+
+    module = (
+        "HloModule m\n\nENTRY %main (p: f32[1024]) -> f32[1024] {\n  %p = f32[1024]{0} parameter(0)\n"
+        "  ROOT %t = f32[1024]{0} tanh(f32[1024]{0} %p)\n}\n"
+    )
+    count = bytes_moved.hlo_bytes(module)
+    assert count > 0
+    assert moved.counted({"bytes": count, "how": bytes_moved.XLA, "module": module}, "w") == (count, bytes_moved.XLA)
+    with pytest.raises(moved.Unbelievable, match="the XLA module it sent moves"):
+        moved.counted({"bytes": count // 4, "how": bytes_moved.XLA, "module": module}, "w")
+    with pytest.raises(moved.Unbelievable, match="sent no module"):
+        moved.counted({"bytes": count, "how": bytes_moved.XLA, "module": None}, "w")
+    with pytest.raises(moved.Unbelievable, match="cannot use"):
+        moved.counted({"bytes": "0", "how": bytes_moved.OP_BY_OP}, "w")
+
+
+@pytest.mark.slow
+def test_the_bytes_are_decided_here_from_the_answers_and_the_unfixed_codes_processes():
+    fused = grade_bytes("fused = tf.function(lambda x: tf.tanh(x * 2.0 + 1.0) * x - x, jit_compile=True)")
+    assert fused.passed, fused.error
+    assert "Decided by the grading process, out of the notebook's reach: fused moves" in fused.printed
+    # The check in the worker is the answer's to replace; decided here, the unfused chain fails.
+    patched = grade_bytes(UNFUSED_PATCHED_CHECK)
+    assert not patched.passed and "at most 0.5 times that" in patched.error["evalue"], patched.error
+    assert 'Reread the section "3. Fusion"' in patched.error["evalue"]
+    # The unfixed step made heavier where the answer runs: its bytes are read where no answer ran.
+    heavier = grade_bytes(UNFUSED_HEAVIER_REFERENCE)
+    assert not heavier.passed and "Decided by the grading process" in heavier.error["evalue"], heavier.error

@@ -1,0 +1,147 @@
+"""Bytes checks decided by the grading process: ``grading.assert_moves_fewer_bytes`` at the top level of a test cell.
+
+In the answer's worker, the check reads the bytes of the answer and of the unfixed step in the process that
+ran the answer. The grading process then decides again, from evidence read apart (:func:`decide`):
+
+- the answer's bytes, read once more in its worker (:func:`read`, sent as data); where XLA compiled the answer,
+  the worker sends XLA's optimized HLO module itself, and the bytes are counted here from its text
+  (:func:`tfperf.measure.bytes_moved.hlo_bytes`: no TensorFlow needed), so a worker that says another number
+  than its module holds fails;
+- the unfixed step's bytes, read in a process that never ran learner code (the unfixed code's worker of
+  :mod:`tfperf.autograding.recheck`), on the same inputs;
+- the limit, read from the instructor's test cell (:func:`bytes_checks`), compared here.
+
+A check inside a function of the cell needs that function's variables: it is not found here.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+#: Arithmetic a limit may be written with (``at_most=1 / 3``).
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+@dataclass(frozen=True)
+class BytesCheck:
+    """One top-level ``grading.assert_moves_fewer_bytes`` call of a test cell, as source text."""
+
+    grade_id: str
+    function: str
+    reference: str
+    args: str
+    at_most: float
+    what: str = "Your function"
+    section: str | None = None
+
+
+def _number(node: ast.AST) -> float:
+    """A number written as a literal or arithmetic of literals; ValueError for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_number(node.left), _number(node.right))
+    raise ValueError(f"not a number: {ast.dump(node)}")
+
+
+def bytes_checks(grade_id: str, source: str) -> list[BytesCheck]:
+    """The ``assert_moves_fewer_bytes`` calls at the top level of a test cell's ``source`` (as a statement
+    or assigned), with a number as their limit."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for statement in tree.body:
+        node = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_moves_fewer_bytes"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords}
+        names = ("fn", "reference", "args")
+        arguments = [*node.args, *(kw[name] for name in names[len(node.args) :] if name in kw)]
+        if len(arguments) < 3 or "at_most" not in kw:
+            continue
+        try:
+            at_most = _number(kw["at_most"])
+            what = ast.literal_eval(kw["what"]) if "what" in kw else "Your function"
+            section = ast.literal_eval(kw["section"]) if "section" in kw else None
+        except (ValueError, ZeroDivisionError):
+            continue
+        found.append(
+            BytesCheck(
+                grade_id=grade_id,
+                function=ast.get_source_segment(source, arguments[0]),
+                reference=ast.get_source_segment(source, arguments[1]),
+                args=ast.get_source_segment(source, arguments[2]),
+                at_most=at_most,
+                what=what if isinstance(what, str) else "Your function",
+                section=section if isinstance(section, str) else None,
+            )
+        )
+    return found
+
+
+# ---------------------------------------------------------------- in a worker
+
+
+def read(request: dict, namespace: dict) -> dict:
+    """A worker's reply to ``{"do": "bytes", "function": ..., "args": ...}`` (expressions in ``namespace``):
+    the bytes the function moves per call, how they were read, and XLA's module where XLA compiled it."""
+    from tfperf.measure import bytes_moved
+    from tfperf.runtime import logs
+
+    function, args = eval(str(request["function"]), namespace), eval(str(request["args"]), namespace)
+    with logs.captured_output():
+        count, how, module = bytes_moved.reading(function, tuple(args))
+    return {"bytes": int(count), "how": how, "module": module}
+
+
+# ---------------------------------------------------------------- in the grading process
+
+
+class Unbelievable(ValueError):
+    """A worker's reply that does not hold together (a count that its own evidence contradicts)."""
+
+
+def counted(reply: Any, who: str) -> tuple[int, str]:
+    """(bytes, how) from a worker's reply to :func:`read`, counted here from XLA's module where it sent one."""
+    from tfperf.measure import bytes_moved
+
+    if (
+        not isinstance(reply, dict)
+        or not isinstance(reply.get("bytes"), int)
+        or reply.get("how")
+        not in (
+            bytes_moved.XLA,
+            bytes_moved.OP_BY_OP,
+        )
+    ):
+        raise Unbelievable(f"{who} sent a reading this process cannot use.")
+    module = reply.get("module")
+    if reply["how"] == bytes_moved.XLA:
+        if not isinstance(module, str):
+            raise Unbelievable(f"{who} said XLA compiled the function but sent no module.")
+        if bytes_moved.hlo_bytes(module) != reply["bytes"]:
+            raise Unbelievable(
+                f"{who} said the function moves {reply['bytes']} bytes per call; the XLA module it sent moves "
+                f"{bytes_moved.hlo_bytes(module)}."
+            )
+    return reply["bytes"], reply["how"]
+
+
+def decide(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str | None:
+    """The failure message of ``check`` from the answer worker's and the unfixed code's worker's replies to
+    :func:`read`; None where the answer moves few enough bytes."""
+    from tfperf.grading.traffic import too_many_bytes
+
+    reread = f'\nReread the section "{check.section}".' if check.section else ""
+    try:
+        mine, how = counted(answer_reply, "The answer's process")
+        theirs, their_how = counted(reference_reply, "The unfixed code's process")
+    except Unbelievable as err:
+        return f"{err}{reread}"
+    problem = too_many_bytes(mine, how, theirs, their_how, at_most=check.at_most, what=check.what)
+    return f"{problem}{reread}" if problem else None
