@@ -13,6 +13,8 @@
   stream between two markers; the prints checks of the test cells.
 - ``moved``: the bytes checks of the test cells, decided by the grading process from what the answer's
   worker and the unfixed code's worker read (XLA's module counted again here).
+- ``traced``: the trace checks of the test cells: TensorFlow's own trace count of each checked function,
+  read while the grading process times the cell's speed check.
 - ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the

@@ -33,6 +33,10 @@ test cells, this process asks the worker to call the function again with nothing
 lines it reads from the worker's real output stream (:mod:`tfperf.autograding.printed`). Where a speed
 check's cell limits what its function prints, every timed call is read the same way.
 
+Trace checks (``grading.assert_traces_at_most`` at the top level of a test cell) are read while the cell's
+speed check is timed from here: TensorFlow's own trace count of each checked function before the first timed
+call and after the last; a function that traces again on those fresh inputs fails (:mod:`tfperf.autograding.traced`).
+
 Bytes checks (``grading.assert_moves_fewer_bytes`` at the top level of a test cell) are decided here: the
 answer's bytes read again in its worker (XLA's module sent and counted here), the unfixed step's in the unfixed
 code's worker, the limit compared here (:mod:`tfperf.autograding.moved`).
@@ -64,7 +68,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, moved, printed, sandbox
+from tfperf.autograding import concepts, moved, printed, sandbox, traced
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
@@ -300,7 +304,15 @@ def grade_exercise(
                 if outcomes[check.grade_id].passed:
                     same = [p for p in prints[check.grade_id] if p.function == check.candidate]
                     time_speed_check(
-                        check, worker, clean_worker, outcomes[check.grade_id], record, same[0] if same else None
+                        check,
+                        worker,
+                        clean_worker,
+                        outcomes[check.grade_id],
+                        record,
+                        same[0] if same else None,
+                        traced.traces_checks(
+                            check.grade_id, exercise.test_sources[exercise.tests.index(check.grade_id)]
+                        ),
                     )
                 untimed.pop(0)
         except _Stopped as stopped:
@@ -343,6 +355,7 @@ class _Replies:
         self.output = printed.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
         self._inputs = 1  # how many inputs the last ``prepare`` made
+        self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
 
         def read() -> None:
             try:
@@ -406,6 +419,9 @@ class _Replies:
 
         if request.get("do") == "prepare":
             self._inputs = len(request.get("seeds", ())) or 1
+        if request.get("do") == "run":
+            count = request.get("count")
+            self.timed_calls += self._inputs if count is None else min(count, self._inputs)
         if request.get("do") == "run" and self.watched is not None and self.output is not None:
             request["witness"] = self.output.token()
             count = request.get("count")
@@ -476,20 +492,24 @@ def time_speed_check(
     outcome: Outcome,
     record: Path | None,
     prints: printed.PrintsCheck | None = None,
+    traces: list | None = None,
 ) -> None:
     """Time ``check`` (a :class:`tfperf.autograding.recheck.SpeedCheck`) with the clock in this process: the
     answer's function in its exercise's worker, the unfixed code in a worker that never ran learner code.
     The outcome of its test cell passes only if the speedup reaches the target, every result compared.
     With ``prints`` (a check of the same cell on the same function), what every timed call of the answer
-    prints is read here too, and may not pass its limit."""
+    prints is read here too, and may not pass its limit. With ``traces`` (the trace checks of the same cell,
+    :mod:`tfperf.autograding.traced`), their functions may not trace during the timed calls."""
     from tfperf.autograding.recheck import NotRunnable, recheck_one
 
     said = "Timed by the grading process, out of the notebook's reach"
     try:
+        before = [_trace_count(answer, t) for t in traces or []]
         answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
     except NotRunnable as problem:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return
+    answer.timed_calls = 0
     answer.watched = [] if prints is not None else None
     try:
         baseline = baseline_for(check)
@@ -502,6 +522,11 @@ def time_speed_check(
         answer.end()
     if prints is not None and watched:
         if problem := _printed_while_timed(answer, watched, prints):
+            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            return
+    for check_traces, counted_before in zip(traces or [], before):
+        after = _trace_count(answer, check_traces)
+        if problem := traced.retraced(check_traces, counted_before, after, answer.timed_calls):
             outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
             return
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
@@ -519,6 +544,14 @@ def time_speed_check(
         }
         return
     outcome.printed += f"{said}: {measured}; target {verdict.target:.2f}x on {device_class}.\n"
+
+
+def _trace_count(answer: _Replies, check: traced.TracesCheck) -> dict | None:
+    """The answer worker's reply to ``traces`` for ``check``'s function; None where it raised."""
+    try:
+        return answer.request(do="traces", function=check.function)
+    except _CallFailed:
+        return None
 
 
 def _printed_while_timed(answer: _Replies, watched: list[tuple[str, int]], prints: printed.PrintsCheck) -> str | None:

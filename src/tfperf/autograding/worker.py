@@ -75,8 +75,9 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
     """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside, each
     expression evaluated in the exercise's namespace: ``prints`` calls a function once, its output read by
     the grading process (:mod:`tfperf.autograding.printed`); ``bytes`` reads what a function moves
-    (:mod:`tfperf.autograding.moved`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.samples`)."""
-    from tfperf.autograding import moved
+    (:mod:`tfperf.autograding.moved`); ``traces`` reads a ``tf.function``'s trace count
+    (:mod:`tfperf.autograding.traced`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.samples`)."""
+    from tfperf.autograding import moved, traced
     from tfperf.autograding.printed import witnessed_call
     from tfperf.autograding.samples import serve_samples
     from tfperf.measure import timing
@@ -94,9 +95,9 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue
-        if request.get("do") == "bytes":
+        if request.get("do") in ("bytes", "traces"):
             try:
-                report(moved.read(request, namespace))
+                report((moved.read if request["do"] == "bytes" else traced.count)(request, namespace))
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue

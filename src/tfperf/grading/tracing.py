@@ -52,6 +52,7 @@ def assert_traces_at_most(
     what: str = "Your function",
     section: str | None = None,
     runs_at_least: int | None = None,
+    in_all_at_most: int | None = None,
 ) -> int:
     """Fail unless the ``tf.function`` ``fn`` traces at most ``n`` times, and its graphs do the work.
 
@@ -60,7 +61,9 @@ def assert_traces_at_most(
     (:mod:`tfperf.measure.traces`), and the executions of ``fn``'s graphs as they run
     (:mod:`tfperf.measure.op_counts`): they must run at least ``runs_at_least`` times (default:
     once per call, and once for ``run``), so code that avoids tracing by not using ``fn``
-    fails. Returns the number of traces.
+    fails. With ``in_all_at_most``, ``fn`` may also have traced at most that many times since it was made
+    (TensorFlow's own count): tracing it ahead for every argument it may get is not tracing once. Returns the
+    number of traces.
     """
     _require_tf_function(fn, what, section)
     with traces.counting() as counted, op_counts.counting() as ops:
@@ -90,5 +93,13 @@ def assert_traces_at_most(
             f"{what} was traced {traced} times during {during}; expected at most {n}. "
             f"Every trace runs your Python code again and builds a new graph: look for Python numbers "
             f"or changing shapes among its arguments.{reread(section)}"
+        )
+    in_all = int(fn.experimental_get_tracing_count())
+    if in_all_at_most is not None and in_all > in_all_at_most:
+        raise GradingFailure(
+            f"{what} has traced {in_all} times since it was made (TensorFlow's own count); expected at most "
+            f"{in_all_at_most}. Tracing it ahead for every value an argument may take is not tracing once: each "
+            f"of those graphs was built because an argument's value or shape is part of what {what} traces "
+            f"for.{reread(section)}"
         )
     return traced

@@ -145,4 +145,26 @@ predict = _Predict()
         },
         {"predict_tests": 0},
     ),
+    # (1) Remembers traces: steps stays a Python int (one unrolled graph per step count), and the answer cell
+    #     traces predict ahead for every step count a request can ask for, so no call of the checks traces
+    #     and no timed call either. It earned full marks; TensorFlow's own count since predict was made (40
+    #     traces) now fails it.
+    Submission(
+        "red1_predict_traced_ahead",
+        {
+            "predict": """
+@tf.function(reduce_retracing=True)
+def predict(x, steps):
+    for _ in range(steps):
+        x = tf.tanh(tf.matmul(x, W_refine))
+    return x
+
+
+for steps in range(1, 21):
+    for batch in (1, 2):
+        predict(tf.zeros([batch, D]), steps)
+"""
+        },
+        {"predict_tests": 0},
+    ),
 ]

@@ -464,3 +464,67 @@ def test_the_bytes_are_decided_here_from_the_answers_and_the_unfixed_codes_proce
     # The unfixed step made heavier where the answer runs: its bytes are read where no answer ran.
     heavier = grade_bytes(UNFUSED_HEAVIER_REFERENCE)
     assert not heavier.passed and "Decided by the grading process" in heavier.error["evalue"], heavier.error
+
+
+# ---------------------------------------------------------------- trace counts read while timed
+
+TRACES_GIVEN = (
+    "import time\nimport numpy as np\nimport tensorflow as tf\nfrom tfperf import grading\n"
+    "def slow_square(x):\n    time.sleep(0.05)\n    return x * x\n"
+    "def varied():\n    rng = np.random.default_rng()\n    return (rng.standard_normal(int(rng.integers(4, 400))),)\n"
+)
+TRACES_TEST = (
+    "from tfperf import grading\n"
+    "grading.assert_traces_at_most(square, 1, [(np.ones(8),), (np.ones(8),)], what='square', section='4. Retracing')\n"
+    "grading.assert_speedup(square, slow_square, exercise='01_tensors.keep_data_on_device', make_inputs=varied)"
+)
+
+
+def grade_traced(answer: str) -> outside.Outcome:
+    from tfperf.autograding import recheck
+
+    exercise = outside.Exercise("answer", ("traces",), (TRACES_GIVEN, "PLACEHOLDER"), 1, (TRACES_TEST,))
+    check = recheck.SpeedCheck("traces", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
+    workers = []
+
+    def baseline_for(check):
+        workers.append(
+            recheck.Worker(recheck._worker_argv(), [TRACES_GIVEN], check, check.baseline, "b", report_target=True)
+        )
+        return workers[-1]
+
+    try:
+        return outside.grade_exercise(
+            exercise, answer, timeout=120, sandboxed=False, speed_checks=[check], baseline_for=baseline_for
+        )["traces"]
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+def test_trace_checks_are_read_from_the_top_level_of_a_test_cell():
+    from tfperf.autograding.traced import TracesCheck, traces_checks
+
+    source = (
+        "def helper():\n    grading.assert_traces_at_most(f, 1, [])\n"
+        + TRACES_TEST
+        + "\n_ = grading.assert_traces_at_most(square, 0, more, what='square (already traced)')\n"
+        "grading.assert_traces_at_most(train_step, 1, run=lambda: 0)\n"
+    )
+    assert traces_checks("t", source) == [
+        TracesCheck("t", "square", "square", "4. Retracing"),
+        TracesCheck("t", "train_step"),
+    ]
+
+
+@pytest.mark.slow
+def test_a_function_that_traces_again_while_timed_fails_the_check():
+    """Traced once by the worker's check (one shape), the answer retraces on every new shape: fast enough against
+    an unfixed code this slow, it still fails, and says why."""
+    signature = "input_signature=[tf.TensorSpec([None], tf.float64)]"
+    once = grade_traced(f"square = tf.function(lambda x: x * x, {signature})")
+    assert once.passed, once.error
+    again = grade_traced("square = tf.function(lambda x: x * x)")
+    assert not again.passed, again.printed
+    assert "square traced" in again.error["evalue"] and "more times during the" in again.error["evalue"], again.error
+    assert 'Reread the section "4. Retracing"' in again.error["evalue"]

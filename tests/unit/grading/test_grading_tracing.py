@@ -145,3 +145,19 @@ def test_a_subclass_of_tf_functions_own_class_is_not_believed():
     pretender = Reports(_double, "pretender")
     with pytest.raises(grading.GradingFailure, match="subclass of tf.function's own"):
         grading.assert_traces_at_most(pretender, 1, [(tf.ones([2]), 1)], what="pretender")
+
+
+def test_a_function_traced_ahead_for_every_value_fails_the_count_in_all():
+    """Traced beforehand for each Python number it may get, it traces 0 times during the calls: TensorFlow's own
+    count since it was made says otherwise."""
+    step = tf.function(_double)
+    for k in range(5):
+        step(tf.ones([2]), k)
+    assert grading.assert_traces_at_most(step, 0, [(tf.ones([2]), k) for k in range(5)], what="step") == 0
+    with pytest.raises(grading.GradingFailure, match="has traced 5 times since it was made"):
+        grading.assert_traces_at_most(step, 0, [(tf.ones([2]), 1)], what="step", in_all_at_most=2)
+    once = tf.function(_double)
+    assert (
+        grading.assert_traces_at_most(once, 1, [(tf.ones([2]), tf.constant(k)) for k in range(5)], in_all_at_most=1)
+        == 1
+    )
