@@ -14,6 +14,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``results``: what code returns.
 - ``concepts``: concept checks (one letter per question; the right ones in hidden tests).
 - ``classifiers``: probabilities, accuracy, a loss that matches the output.
+- ``precision``: a Keras model made for mixed precision (compute dtypes, a float32 output, loss scaling).
 - ``model_runs``: how often a model runs.
 - ``pipelines``: tf.data pipelines.
 - ``printing``: what code prints.
@@ -34,6 +35,7 @@ from tfperf.grading.classifiers import (
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
+from tfperf.grading.precision import assert_mixed_precision
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
@@ -49,6 +51,7 @@ __all__ = [
     "assert_accuracy_at_least",
     "assert_keras_pristine",
     "assert_loss_matches_output",
+    "assert_mixed_precision",
     "assert_model_runs",
     "assert_moves_fewer_bytes",
     "assert_no_host_reads_in_train_step",

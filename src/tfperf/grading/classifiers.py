@@ -60,12 +60,18 @@ def assert_probabilities(
 
 @guard.checked
 def assert_accuracy_at_least(
-    probabilities: Any, labels: Sequence[int], minimum: float, *, what: str = "The model", section: str | None = None
+    probabilities: Any,
+    labels: Sequence[int],
+    minimum: float,
+    *,
+    what: str = "The model",
+    section: str | None = None,
+    hint: str = "Check that the output activation, the loss and the label encoding belong together.",
 ) -> float:
     """Fail unless the most probable class is the label for at least ``minimum`` of the samples.
 
-    The accuracy is computed here from the outputs (not from the model's own metrics).
-    Returns it.
+    The accuracy is computed here from the outputs (not from the model's own metrics); ``hint`` ends the
+    failure's message. Returns it.
     """
     p, y = as_array(probabilities, "The predictions"), np.asarray(labels)
     if p.ndim != 2 or p.shape[0] != y.shape[0]:
@@ -75,8 +81,7 @@ def assert_accuracy_at_least(
         chance = float(np.max(np.bincount(y))) / len(y)
         raise GradingFailure(
             f"{what} reached an accuracy of {accuracy:.3f} on held-out data; at least {minimum:.2f} expected "
-            f"(always guessing the most common class gives {chance:.3f}). Check that the output activation, "
-            f"the loss and the label encoding belong together.{reread(section)}"
+            f"(always guessing the most common class gives {chance:.3f}). {hint}{reread(section)}"
         )
     return accuracy
 

@@ -1,4 +1,5 @@
-"""Red team, chapter 6: an answer whose bytes are read from one function while another one runs.
+"""Red team, chapter 6: an answer whose bytes are read from one function while another one runs; a layer that
+says it computes in another dtype than it does.
 
 Classes of the grading-integrity issue: (2) changing what the grader reads."""
 
@@ -26,5 +27,29 @@ activation = FusedLooking(fused_chain, "activation", jit_compile=True)
 """
         },
         {"activation_tests": 0, "activation_speed_tests": 0},
+    ),
+    # (2) A Dense layer of its own that says it computes in float16 and computes in float32, with a float32
+    #     model otherwise: the check reads only Keras's own layers.
+    Submission(
+        "red2_layer_says_float16",
+        {
+            "mixed": """
+class SaysFloat16(keras.layers.Dense):
+    @property
+    def compute_dtype(self):
+        return "float16"
+
+
+def make_mixed_model(seed=0):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([keras.Input((FEATURES,)), SaysFloat16(128, activation="relu"),
+                              SaysFloat16(128, activation="relu"), SaysFloat16(CLASSES),
+                              keras.layers.Activation("softmax", dtype="float32")])
+    model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(1e-3)),
+                  loss="sparse_categorical_crossentropy")
+    return model
+"""
+        },
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
     ),
 ]

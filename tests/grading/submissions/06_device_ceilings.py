@@ -1,12 +1,29 @@
-"""Round-trip cases of chapter 6 (06_device_ceilings): the unfused step, a rewrite that still runs op by op,
-and an honest alternative (other values fail check_same_as, as in every chapter). Exercise 1: activation_tests (3: same results, at
-most a third of the bytes), activation_speed_tests (2)."""
+"""Round-trip cases of chapter 6 (06_device_ceilings). Exercise 1: activation_tests (3: same results, at most a third
+of the bytes), activation_speed_tests (2): the unfused step, a rewrite that still runs op by op, and an honest
+alternative (other values fail check_same_as, as in every chapter). Exercise 2: mixed_tests (2: float16 compute,
+float32 variables and output, loss scaling, the global policy restored), mixed_accuracy_tests (1): the float32
+model, per-layer dtypes without loss scaling, a float16 output, a policy left behind, an honest alternative,
+and a mixed model that trains badly."""
 
 from tests.grading.submission import Submission
 
 _CHAIN = """    y = x * scale + shift
     return 0.5 * y * (1.0 + tf.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
 """
+
+#: The given architecture with every layer but the softmax in mixed_float16, the global policy left at float32.
+_MIXED_LAYERS = """def make_mixed_model(seed=0):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([keras.Input((FEATURES,)),
+                              keras.layers.Dense(128, activation="relu", dtype="mixed_float16"),
+                              keras.layers.Dense(128, activation="relu", dtype="mixed_float16"),
+                              keras.layers.Dense(CLASSES, dtype="mixed_float16"),
+                              keras.layers.Activation("softmax", dtype="float32")])
+"""
+_COMPILED = """    model.compile(optimizer={optimizer}, loss="sparse_categorical_crossentropy")
+    return model
+"""
+_SCALED = "keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(1e-3))"
 
 SUBMISSIONS = [
     # Concept checks: two wrong letters; the right ones score.
@@ -41,5 +58,42 @@ SUBMISSIONS = [
             "    return tf.nn.gelu(x * scale + shift, approximate=True)\n"
         },
         {},
+    ),
+    # Exercise 2 unfixed: the float32 model under the new name.
+    Submission(
+        "mixed: the float32 model",
+        {"mixed": "make_mixed_model = build_float32"},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+    ),
+    # Each layer given dtype="mixed_float16", the global policy left alone: the layers compute in float16, but the
+    # model's own policy is float32, so compile adds no loss scaling.
+    Submission(
+        "mixed: per-layer dtypes, no loss scaling",
+        {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer="keras.optimizers.Adam(1e-3)")},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+    ),
+    # Honest alternative: the same per-layer dtypes, with the optimizer wrapped in a LossScaleOptimizer by hand.
+    Submission(
+        "mixed: per-layer dtypes, loss scaling by hand",
+        {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer=_SCALED)},
+        {},
+    ),
+    # The global policy set and never set back: every model built afterwards, the float32 one too, is mixed.
+    Submission(
+        "mixed: the global policy left at mixed_float16",
+        {
+            "mixed": "def make_mixed_model(seed=0):\n    keras.config.set_dtype_policy('mixed_float16')\n"
+            "    keras.utils.set_random_seed(seed)\n    model = keras.Sequential(classifier_layers())\n"
+            "    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss='sparse_categorical_crossentropy')\n"
+            "    return model\n"
+        },
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+    ),
+    # Right dtypes and loss scaling, compiled with an optimizer that barely moves the weights: the structure
+    # scores, the accuracy on fresh samples does not.
+    Submission(
+        "mixed: an optimizer that does not train",
+        {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer=_SCALED.replace("Adam(1e-3)", "SGD(1e-5)"))},
+        {"mixed_accuracy_tests": 0},
     ),
 ]

@@ -1,0 +1,77 @@
+"""Chapter 6's mixed-precision check (tfperf.grading.precision): what computes in which dtype, the output, loss scaling."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from tfperf import grading  # noqa: E402
+
+SAMPLE = np.ones((4, 8), np.float32)
+
+
+def _layers(hidden=None, last=None):
+    return [
+        keras.Input((8,)),
+        keras.layers.Dense(16, activation="relu", dtype=hidden),
+        keras.layers.Dense(3, dtype=hidden),
+        keras.layers.Activation("softmax", dtype=last),
+    ]
+
+
+def _model(hidden=None, last="float32", global_policy=None, optimizer=None, restore=True):
+    if global_policy:
+        keras.config.set_dtype_policy(global_policy)
+    try:
+        model = keras.Sequential(_layers(hidden, last))
+    finally:
+        if restore:
+            keras.config.set_dtype_policy("float32")
+    model.compile(optimizer=optimizer or keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
+    return model
+
+
+@pytest.fixture(autouse=True)
+def _float32_afterwards():
+    yield
+    keras.config.set_dtype_policy("float32")
+
+
+def test_a_model_built_under_the_mixed_float16_policy_passes():
+    grading.assert_mixed_precision(_model(global_policy="mixed_float16"), SAMPLE)
+
+
+def test_per_layer_dtypes_need_their_own_loss_scaling():
+    with pytest.raises(grading.GradingFailure, match="does not scale the loss"):
+        grading.assert_mixed_precision(_model(hidden="mixed_float16"), SAMPLE)
+    wrapped = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01))
+    grading.assert_mixed_precision(_model(hidden="mixed_float16", optimizer=wrapped), SAMPLE)
+
+
+def test_a_float16_output_fails():
+    with pytest.raises(grading.GradingFailure, match="its output is float16"):
+        grading.assert_mixed_precision(_model(global_policy="mixed_float16", last=None), SAMPLE, section="4. Mixed")
+
+
+def test_float32_layers_fail():
+    with pytest.raises(grading.GradingFailure, match="compute in float32; expected float16"):
+        grading.assert_mixed_precision(_model(), SAMPLE)
+
+
+def test_a_global_policy_left_behind_fails():
+    _model(global_policy="mixed_float16", restore=False)
+    with pytest.raises(grading.GradingFailure, match="global dtype policy is still 'mixed_float16'"):
+        grading.assert_mixed_precision(_model(global_policy="mixed_float16", restore=False), SAMPLE)
+
+
+def test_a_layer_that_only_says_it_computes_in_float16_is_not_believed():
+    class Says(keras.layers.Dense):
+        @property
+        def compute_dtype(self):
+            return "float16"
+
+    model = keras.Sequential([keras.Input((8,)), Says(16), keras.layers.Dense(3), keras.layers.Activation("softmax")])
+    model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01)), loss="mse")
+    with pytest.raises(grading.GradingFailure, match="Says is not"):
+        grading.assert_mixed_precision(model, SAMPLE)
