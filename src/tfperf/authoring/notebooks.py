@@ -29,7 +29,7 @@ from tfperf.authoring import launch, nblint
 from tfperf.runtime.checkout import course_root
 
 _VALID_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_KEEP_CELL_METADATA = ("nbgrader", "tags", "editable", "deletable")
+_KEEP_CELL_METADATA = ("nbgrader", "tfperf", "tags", "editable", "deletable")
 _KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info", "accelerator", "colab")
 
 

@@ -7,6 +7,7 @@ workers' parent and ``recheck`` share these, and ``recheck``'s workers import th
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # nbformat costs close to a second to import: recheck's workers import this module
@@ -66,3 +67,14 @@ def released_answers(db_url: str, notebook: str, assignment: str, course_id: str
         found = gb.find_notebook(notebook, assignment)
         answers = {cell.name for cell in found.solution_cells}
         return {cell.name: cell.source for cell in found.source_cells if cell.name in answers}
+
+
+def instructor_notebook(config, resources: dict) -> Path:
+    """The instructor's version (``source/``) of the notebook nbgrader is grading, from its configuration and the
+    ``resources`` it passes a preprocessor."""
+    from nbgrader.coursedir import CourseDirectory
+
+    info = resources["nbgrader"]
+    coursedir = CourseDirectory(config=config)
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+    return source / f"{info['notebook']}.ipynb"

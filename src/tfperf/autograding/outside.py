@@ -69,7 +69,14 @@ from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
 from tfperf.autograding import concepts, moved, printed, sandbox, traced
-from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
+from tfperf.autograding.cells import (
+    exercises,
+    instructor_notebook,
+    is_test,
+    is_written,
+    released_answers,
+    replay_source,
+)
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
 
@@ -659,11 +666,11 @@ class GradeOutsideKernel(Preprocessor):
         import nbformat
         from nbgrader.coursedir import CourseDirectory
 
+        from tfperf.autograding.recheck import speed_checks
+
         info = resources["nbgrader"]
         coursedir = CourseDirectory(config=self.config)
-        source = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
-        source /= f"{info['notebook']}.ipynb"
-        from tfperf.autograding.recheck import speed_checks
+        source = instructor_notebook(self.config, resources)
 
         cells = {_grade_id(c): c for c in nb.cells if _grade_id(c)}
         try:

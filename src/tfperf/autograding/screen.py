@@ -29,7 +29,8 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
   of a library class (any base not defined in the cell) that defines a private method (``_as_serialized_graph``,
   ``_list_all_concrete_functions``, ...);
 
-Imports are an allow-list, not a deny-list: an answer may import only :data:`ALLOWED_IMPORTS` (what the
+Imports are an allow-list, not a deny-list, per exercise: an answer may import only what the instructor's answer
+cell lists (its metadata ``tfperf.imports``: :func:`allowed_imports`), by default :data:`ALLOWED_IMPORTS` (what the
 honest answers of the course and its corpora import: TensorFlow, NumPy, Keras, a few standard modules; of
 ``os`` and ``sys`` only what the deny-list above leaves), and may not use IPython's objects
 (``get_ipython``, ``In``, ``Out``, ...) at all.
@@ -197,7 +198,8 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 class _Screen(ast.NodeVisitor):
-    def __init__(self, given_names: Iterable[str]):
+    def __init__(self, given_names: Iterable[str], allowed_imports: Iterable[str] = ALLOWED_IMPORTS):
+        self.allowed_imports = tuple(allowed_imports)
         self.findings: list[Finding] = []
         self.given = set(given_names)
         self.modules: dict[str, str] = {}  # local name -> module it is bound to
@@ -229,10 +231,9 @@ class _Screen(ast.NodeVisitor):
             self._private_import(node, f"{module}.{alias.name}")
 
     def _allowed_import(self, node: ast.AST, dotted: str) -> None:
-        if dotted.split(".")[0] not in ALLOWED_IMPORTS:
-            self.flag(
-                node, f"imports {dotted}, which no answer needs (answers import only {', '.join(ALLOWED_IMPORTS)})"
-            )
+        if dotted.split(".")[0] not in self.allowed_imports:
+            allowed = ", ".join(self.allowed_imports) or "nothing"
+            self.flag(node, f"imports {dotted}, which no answer to this exercise needs (its answers import {allowed})")
 
     def _private_import(self, node: ast.AST, dotted: str) -> None:
         if dotted.startswith("tfperf") and any(part.startswith("_") for part in dotted.split(".")):
@@ -463,20 +464,32 @@ class _Screen(ast.NodeVisitor):
                 self.flag(node, f"rebinds {name}, which a locked cell defines, through 'global'")
 
 
-def screen(source: str, *, given_names: Iterable[str] = ()) -> list[Finding]:
+def screen(
+    source: str, *, given_names: Iterable[str] = (), allowed_imports: Iterable[str] = ALLOWED_IMPORTS
+) -> list[Finding]:
     """What in one answer cell's ``source`` has no place in an honest answer (empty when nothing).
 
-    ``given_names`` are the names that locked cells define. Source that does not parse is
-    not flagged here: running it reports the error.
+    ``given_names`` are the names that locked cells define; ``allowed_imports`` the top-level packages the
+    exercise's answers may import (:func:`allowed_imports`). Source that does not parse is not flagged here:
+    running it reports the error.
     """
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    visitor = _Screen(given_names)
+    visitor = _Screen(given_names, allowed_imports)
     visitor.visit(tree)
     unique = {(f.line, f.what): f for f in visitor.findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.what))
+
+
+def allowed_imports(instructor_cell) -> tuple[str, ...]:
+    """What the answers of an exercise may import: the instructor's answer cell lists it (its metadata
+    ``tfperf.imports``, top-level packages), else :data:`ALLOWED_IMPORTS`."""
+    listed = (instructor_cell.get("metadata", {}).get("tfperf") or {}).get("imports")
+    if isinstance(listed, list) and all(isinstance(name, str) for name in listed):
+        return tuple(listed)
+    return ALLOWED_IMPORTS
 
 
 def defined_names(source: str) -> set[str]:
@@ -494,4 +507,4 @@ def defined_names(source: str) -> set[str]:
     return names
 
 
-__all__ = ["Finding", "defined_names", "screen"]
+__all__ = ["Finding", "allowed_imports", "defined_names", "screen"]

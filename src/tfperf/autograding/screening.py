@@ -2,7 +2,8 @@
 
 Runs in ``nbgrader autograde`` after the notebook was executed and before the grades are
 saved (``autograde/nbgrader_config.py`` lists it). For every answer cell, it asks
-:func:`tfperf.autograding.screen.screen` what has no place in an honest answer; when something
+:func:`tfperf.autograding.screen.screen` what has no place in an honest answer (the imports allowed
+as the instructor's notebook lists them for that exercise); when something
 is found, the test cells of that exercise (those after the answer cell, up to the next
 answer cell) get an error output that names each finding, so nbgrader scores them 0 and
 the feedback says why. Every finding is also appended to a JSON-lines report for the
@@ -18,9 +19,9 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Unicode
 
-from tfperf.autograding.cells import exercises
+from tfperf.autograding.cells import exercises, instructor_notebook
 from tfperf.autograding.preprocessors import error_output
-from tfperf.autograding.screen import defined_names, screen
+from tfperf.autograding.screen import ALLOWED_IMPORTS, allowed_imports, defined_names, screen
 
 
 def _nbgrader(cell: NotebookNode) -> dict:
@@ -39,12 +40,15 @@ class ScreenAnswers(Preprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         given: set[str] = set()
         flagged: dict[int, list[str]] = {}
+        imports = self._allowed_imports(resources)
         for i, cell in enumerate(nb.cells):
             meta = _nbgrader(cell)
             if cell.cell_type != "code":
                 continue
             if meta.get("solution"):
-                findings = screen(cell.source, given_names=given)
+                findings = screen(
+                    cell.source, given_names=given, allowed_imports=imports.get(meta.get("grade_id"), ALLOWED_IMPORTS)
+                )
                 if findings:
                     flagged[i] = [f.describe() for f in findings]
             elif meta.get("locked"):
@@ -64,6 +68,21 @@ class ScreenAnswers(Preprocessor):
             for t in tests:
                 nb.cells[t].setdefault("outputs", []).append(error_output("ScreenFailure", message))
         return nb, resources
+
+    def _allowed_imports(self, resources: dict) -> dict[str, tuple[str, ...]]:
+        """answer grade_id -> what it may import, as the instructor's notebook lists it (never the submission's
+        metadata); empty where that notebook cannot be read (every answer then gets the course's default)."""
+        import nbformat
+
+        try:
+            source = nbformat.read(instructor_notebook(self.config, resources), as_version=4)
+        except Exception:  # noqa: BLE001 (not graded by nbgrader, or no source: the default list)
+            return {}
+        return {
+            _nbgrader(cell)["grade_id"]: allowed_imports(cell)
+            for cell in source.cells
+            if _nbgrader(cell).get("solution") and _nbgrader(cell).get("grade_id")
+        }
 
     def _report(self, resources: dict, grade_id: str, findings: list[str]) -> None:
         if not self.report:

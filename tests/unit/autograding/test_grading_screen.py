@@ -54,7 +54,7 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
         ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
         ("exec('x = 1')", "calls exec()"),
         # The allow-list (issue 24's red team): modules no answer needs, whatever they are.
-        ("import IPython\nIPython.get_ipython().ast_transformers.append(t)", "imports IPython, which no answer needs"),
+        ("import IPython\nIPython.get_ipython().ast_transformers.append(t)", "imports IPython, which no answer to this exercise needs"),
         ("from operator import attrgetter\nattrgetter('assert_speedup')(grading)", "imports operator"),
         ("import traceback\ntraceback.extract_stack()", "imports traceback"),
         ("def f():\n    return sys.modules", "uses sys.modules"),
@@ -161,3 +161,13 @@ def test_a_subclass_of_a_library_class_may_not_define_private_methods():
     findings = screen(source)
     assert [f.line for f in findings] == [4], [f.describe() for f in findings]
     assert "_as_serialized_graph in class Describes, a subclass of type(slow)" in findings[0].describe()
+
+
+def test_an_exercise_may_allow_fewer_imports():
+    from tfperf.autograding.screen import ALLOWED_IMPORTS, allowed_imports
+
+    assert screen("import tempfile", allowed_imports=("numpy",))[0].what.startswith("imports tempfile")
+    assert screen("import numpy as np", allowed_imports=("numpy",)) == []
+    assert "its answers import nothing" in screen("import math", allowed_imports=())[0].what
+    assert allowed_imports({"metadata": {"tfperf": {"imports": ["numpy"]}}}) == ("numpy",)
+    assert allowed_imports({"metadata": {}}) == ALLOWED_IMPORTS

@@ -67,3 +67,26 @@ def test_nbgrader_runs_the_screen_as_configured():
     # nbconvert calls a preprocessor through __call__, which skips a disabled one (nbconvert's default).
     nb, _ = ScreenAnswers()(_notebook("def fast(x):\n    import os\n    os.environ['X'] = '1'\n    return x"), {})
     assert any(o.get("ename") == "ScreenFailure" for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_the_imports_allowed_are_the_instructors_list_for_each_exercise(tmp_path):
+    """Read from the instructor's notebook (source/), never from the submission's cell metadata."""
+    import nbformat
+    from traitlets.config import Config
+
+    source = _notebook("def fast(x):\n    return x")
+    source.cells[1].metadata["tfperf"] = {"imports": ["numpy"]}
+    folder = tmp_path / "source" / "ps1"
+    folder.mkdir(parents=True)
+    nbformat.write(source, folder / "nb.ipynb")
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path)
+    resources = {"nbgrader": {"assignment": "ps1", "notebook": "nb"}}
+
+    submitted = _notebook("import tempfile\ndef fast(x):\n    return x")
+    submitted.cells[1].metadata["tfperf"] = {"imports": ["tempfile"]}  # the submission's own word counts for nothing
+    submitted.cells[4].source = "import tempfile\ndef other(x):\n    return x"  # answer_2: the course's default list
+    nb, _ = ScreenAnswers(config=config).preprocess(submitted, resources)
+    assert _scores(nb) == {"tests_1a": 0, "tests_1b": 0, "tests_2": 2}
+    message = next(o["evalue"] for o in nb.cells[2].outputs if o.get("ename") == "ScreenFailure")
+    assert "imports tempfile, which no answer to this exercise needs (its answers import numpy)" in message
