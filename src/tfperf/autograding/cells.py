@@ -33,6 +33,21 @@ def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
     return found
 
 
+def top_level_calls(source: str, name: str) -> list[tuple[ast.Call, dict]]:
+    """The calls of a function or method called ``name`` that are statements of their own at the top level of
+    ``source``, or assigned there (``x = grading.check(...)``): each with its keywords by name."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for statement in tree.body:
+        node = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+        if isinstance(node, ast.Call) and name in (getattr(node.func, "attr", None), getattr(node.func, "id", None)):
+            found.append((node, {k.arg: k.value for k in node.keywords}))
+    return found
+
+
 def imports_only(source: str) -> str:
     """The import statements of a cell (what the graded cells can need from a demonstration cell)."""
     try:

@@ -50,16 +50,10 @@ def _number(node: ast.AST) -> float:
 def bytes_checks(grade_id: str, source: str) -> list[BytesCheck]:
     """The ``assert_moves_fewer_bytes`` calls at the top level of a test cell's ``source`` (as a statement
     or assigned), with a number as their limit."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
+    from tfperf.autograding.cells import top_level_calls
+
     found = []
-    for statement in tree.body:
-        node = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
-        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_moves_fewer_bytes"):
-            continue
-        kw = {k.arg: k.value for k in node.keywords}
+    for node, kw in top_level_calls(source, "assert_moves_fewer_bytes"):
         names = ("fn", "reference", "args")
         arguments = [*node.args, *(kw[name] for name in names[len(node.args) :] if name in kw)]
         if len(arguments) < 3 or "at_most" not in kw:

@@ -391,18 +391,12 @@ class _Replies:
         if self.output is None:
             raise _Stopped("its output could not be read.")
         token = self.output.token()
-        try:
-            send(self.process.stdin, {"do": "prints", "function": function, "args": args, "witness": token})
-        except OSError:
-            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-        header, _ = self.next()
-        if header.get("error"):
-            error = _error(header["error"])
-            raise _CallFailed(f"{error['ename']}: {error['evalue']}")
+        self.request(do="prints", function=function, args=args, witness=token)
         return token
 
     def request(self, **request) -> dict:
-        """One request the worker answers with data (``bytes``): its reply; ``_CallFailed`` where it raised."""
+        """One request the worker answers with data (``prints``, ``bytes``, ``traces``): its reply; ``_CallFailed``
+        where it raised."""
         try:
             send(self.process.stdin, request)
         except OSError:

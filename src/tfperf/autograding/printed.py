@@ -152,16 +152,10 @@ class PrintsCheck:
 def prints_checks(grade_id: str, source: str) -> list[PrintsCheck]:
     """The ``assert_prints_at_most`` calls at the top level of a test cell's ``source`` whose limit is a
     number (the ones inside a function of the cell need that function's variables: not found here)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
+    from tfperf.autograding.cells import top_level_calls
+
     found = []
-    for statement in tree.body:
-        node = statement.value if isinstance(statement, ast.Expr) else None
-        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_prints_at_most"):
-            continue
-        kw = {k.arg: k.value for k in node.keywords}
+    for node, kw in top_level_calls(source, "assert_prints_at_most"):
         arguments = [*node.args, *(kw[name] for name in ("fn", "args", "limit")[len(node.args) :] if name in kw)]
         if len(arguments) < 3:
             continue

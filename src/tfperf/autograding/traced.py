@@ -28,16 +28,10 @@ class TracesCheck:
 def traces_checks(grade_id: str, source: str) -> list[TracesCheck]:
     """The functions that ``assert_traces_at_most`` calls at the top level of a test cell's ``source`` check
     (as a statement or assigned), each once."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
+    from tfperf.autograding.cells import top_level_calls
+
     found: dict[str, TracesCheck] = {}
-    for statement in tree.body:
-        node = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
-        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_traces_at_most"):
-            continue
-        kw = {k.arg: k.value for k in node.keywords}
+    for node, kw in top_level_calls(source, "assert_traces_at_most"):
         function = node.args[0] if node.args else kw.get("fn")
         if function is None:
             continue

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tfperf.autograding.screen import defined_names, screen
+from tfperf.autograding.screen import allowed_imports, defined_names, screen
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,16 +19,20 @@ def _answer_cells():
             if cell.cell_type != "code":
                 continue
             if meta.get("solution"):
-                yield path.parent.name, meta["grade_id"], cell.source, set(given)
+                yield path.parent.name, meta["grade_id"], cell.source, set(given), cell.metadata.get("tfperf", {})
             elif meta.get("locked"):
                 given |= defined_names(cell.source)
 
 
 @pytest.mark.parametrize(
-    "chapter, grade_id, source, given", list(_answer_cells()), ids=[f"{c}-{g}" for c, g, _, _ in _answer_cells()]
+    "chapter, grade_id, source, given, imports",
+    list(_answer_cells()),
+    ids=[f"{c}-{g}" for c, g, *_ in _answer_cells()],
 )
-def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, given):
-    assert screen(source, given_names=given) == []
+def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, given, imports):
+    """With the imports its own exercise allows: every answer cell of the course lists them."""
+    assert isinstance(imports.get("imports"), list), f"{grade_id} lists no imports (metadata tfperf.imports)"
+    assert screen(source, given_names=given, allowed_imports=allowed_imports({"metadata": {"tfperf": imports}})) == []
 
 
 @pytest.mark.parametrize(
@@ -54,7 +58,10 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
         ("import sys\nsys.modules['tfperf.grading'] = fake", "sys.modules"),
         ("exec('x = 1')", "calls exec()"),
         # The allow-list (issue 24's red team): modules no answer needs, whatever they are.
-        ("import IPython\nIPython.get_ipython().ast_transformers.append(t)", "imports IPython, which no answer to this exercise needs"),
+        (
+            "import IPython\nIPython.get_ipython().ast_transformers.append(t)",
+            "imports IPython, which no answer to this exercise needs",
+        ),
         ("from operator import attrgetter\nattrgetter('assert_speedup')(grading)", "imports operator"),
         ("import traceback\ntraceback.extract_stack()", "imports traceback"),
         ("def f():\n    return sys.modules", "uses sys.modules"),

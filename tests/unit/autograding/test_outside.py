@@ -179,32 +179,35 @@ PATCHES_THE_CHECK = (
 )
 
 
-def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False, test: str = SPEED_TEST) -> outside.Outcome:
+def graded_beside_the_unfixed_code(
+    given: str, test: str, answer: str, *, speed_checks=None, sandboxed: bool = False, timeout: float = 60
+) -> outside.Outcome:
+    """The outcome of the one test cell ``test`` of an exercise whose given cell is ``given``, graded with the
+    unfixed code's workers (started from ``given``, closed afterwards) for the speed and bytes checks."""
     from tfperf.autograding import recheck
 
-    exercise = outside.Exercise("answer", ("speed",), (SPEED_GIVEN, "PLACEHOLDER"), 1, (test,))
-    check = recheck.SpeedCheck("speed", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    exercise = outside.Exercise("answer", ("test",), (given, "PLACEHOLDER"), 1, (test,))
     workers = []
 
     def baseline_for(check):
-        workers.append(
-            recheck.Worker(recheck._worker_argv(), [SPEED_GIVEN], check, check.baseline, "b", report_target=True)
-        )
+        workers.append(recheck.Worker(recheck._worker_argv(), [given], check, check.baseline, "b", report_target=True))
         return workers[-1]
 
     try:
-        outcomes = outside.grade_exercise(
-            exercise,
-            answer,
-            timeout=60,
-            sandboxed=sandboxed,
-            speed_checks=[check] if timed_here else None,
-            baseline_for=baseline_for,
-        )
+        return outside.grade_exercise(
+            exercise, answer, timeout=timeout, sandboxed=sandboxed, speed_checks=speed_checks, baseline_for=baseline_for
+        )["test"]
     finally:
         for worker in workers:
             worker.close()
-    return outcomes["speed"]
+
+
+def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False, test: str = SPEED_TEST) -> outside.Outcome:
+    from tfperf.autograding import recheck
+
+    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    speed_checks = [check] if timed_here else None
+    return graded_beside_the_unfixed_code(SPEED_GIVEN, test, answer, speed_checks=speed_checks, sandboxed=sandboxed)
 
 
 @pytest.mark.slow
@@ -402,20 +405,7 @@ UNFUSED_HEAVIER_REFERENCE = (
 
 
 def grade_bytes(answer: str) -> outside.Outcome:
-    from tfperf.autograding import recheck
-
-    exercise = outside.Exercise("answer", ("bytes",), (BYTES_GIVEN, "PLACEHOLDER"), 1, (BYTES_TEST,))
-    workers = []
-
-    def baseline_for(check):
-        workers.append(recheck.Worker(recheck._worker_argv(), [BYTES_GIVEN], check, check.baseline, "the unfixed"))
-        return workers[-1]
-
-    try:
-        return outside.grade_exercise(exercise, answer, timeout=60, sandboxed=False, baseline_for=baseline_for)["bytes"]
-    finally:
-        for worker in workers:
-            worker.close()
+    return graded_beside_the_unfixed_code(BYTES_GIVEN, BYTES_TEST, answer)
 
 
 def test_bytes_checks_are_read_from_the_top_level_of_a_test_cell():
@@ -483,23 +473,8 @@ TRACES_TEST = (
 def grade_traced(answer: str) -> outside.Outcome:
     from tfperf.autograding import recheck
 
-    exercise = outside.Exercise("answer", ("traces",), (TRACES_GIVEN, "PLACEHOLDER"), 1, (TRACES_TEST,))
-    check = recheck.SpeedCheck("traces", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
-    workers = []
-
-    def baseline_for(check):
-        workers.append(
-            recheck.Worker(recheck._worker_argv(), [TRACES_GIVEN], check, check.baseline, "b", report_target=True)
-        )
-        return workers[-1]
-
-    try:
-        return outside.grade_exercise(
-            exercise, answer, timeout=120, sandboxed=False, speed_checks=[check], baseline_for=baseline_for
-        )["traces"]
-    finally:
-        for worker in workers:
-            worker.close()
+    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
+    return graded_beside_the_unfixed_code(TRACES_GIVEN, TRACES_TEST, answer, speed_checks=[check], timeout=120)
 
 
 def test_trace_checks_are_read_from_the_top_level_of_a_test_cell():
