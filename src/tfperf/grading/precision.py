@@ -41,6 +41,10 @@ def assert_mixed_precision(
 
     if not isinstance(model, keras.Model):
         fail(f"expected a Keras model; got {type(model).__name__}.")
+    if not _made_by_keras(model):  # its own call() could compute with other weights than its layers'
+        fail(
+            f"it is of class {type(model).__name__}, not Keras's own: build it as a keras.Sequential (or functional) model."
+        )
     if keras.config.dtype_policy().name != "float32":
         fail(
             f"Keras's global dtype policy is still {keras.config.dtype_policy().name!r} after it was made: every "

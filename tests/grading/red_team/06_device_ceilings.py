@@ -52,4 +52,37 @@ def make_mixed_model(seed=0):
         },
         {"mixed_tests": 0, "mixed_accuracy_tests": 0},
     ),
+    # (5) The value reached by another path: a model of its own class holds the float16 layers for show and computes
+    #     with float32 weights of its own in call(). It earned mixed_tests' 2 points before only Keras's own model
+    #     classes were read (graded outside the kernel, without the screen).
+    Submission(
+        "red5_float32_model_behind_float16_layers",
+        {
+            "mixed": """
+class Shadow(keras.Model):
+    # float16 layers kept for show; the work done by float32 weights of its own
+
+    def __init__(self):
+        super().__init__()
+        keras.config.set_dtype_policy("mixed_float16")
+        self.shown = classifier_layers()[1:]
+        keras.config.set_dtype_policy("float32")
+        self.hidden = keras.layers.Dense(128, activation="relu", dtype="float32")
+        self.out = self.add_weight(shape=(128, CLASSES), initializer="glorot_uniform", dtype="float32")
+
+    def call(self, x):
+        return keras.ops.softmax(keras.ops.matmul(self.hidden(x), self.out))
+
+
+def make_mixed_model(seed=0):
+    keras.utils.set_random_seed(seed)
+    model = Shadow()
+    model(np.zeros((1, FEATURES), np.float32))
+    model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(1e-3)),
+                  loss="sparse_categorical_crossentropy")
+    return model
+"""
+        },
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+    ),
 ]

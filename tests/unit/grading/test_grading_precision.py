@@ -75,3 +75,24 @@ def test_a_layer_that_only_says_it_computes_in_float16_is_not_believed():
     model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01)), loss="mse")
     with pytest.raises(grading.GradingFailure, match="Says is not"):
         grading.assert_mixed_precision(model, SAMPLE)
+
+
+def test_a_model_of_its_own_class_is_not_believed():
+    """Its float16 layers could sit unused while its own call() computes with float32 weights of its own."""
+
+    class Shadow(keras.Model):
+        def __init__(self):
+            super().__init__()
+            keras.config.set_dtype_policy("mixed_float16")
+            self.unused = [keras.layers.Dense(16), keras.layers.Dense(3)]
+            keras.config.set_dtype_policy("float32")
+            self.w = self.add_weight(shape=(8, 3), initializer="zeros", dtype="float32")
+
+        def call(self, x):
+            return keras.ops.softmax(keras.ops.matmul(x, self.w))
+
+    model = Shadow()
+    model(SAMPLE)
+    model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01)), loss="mse")
+    with pytest.raises(grading.GradingFailure, match="of class Shadow, not Keras's own"):
+        grading.assert_mixed_precision(model, SAMPLE)
