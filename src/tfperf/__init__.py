@@ -9,7 +9,7 @@ docs/contributing.md points here.
 - ``measure``: the instruments: the one clock, counters of host reads, traces, ops and patches,
   a pipeline's graph and timeline, device utilization.
 - ``diagnosis``: ``python -m tfperf diagnose``: a learner's own training run with the counters on, and what slows it,
-  named with its evidence and the chapter that fixes it.
+  named with its evidence and the chapter that fixes it; ``python -m tfperf runs``: the run registry.
 - ``lesson``: what a lesson shows: library source next to a measurement, plots, the experiment panel,
   the learner's own copies of the notebooks.
 - ``experiments``: one module of timing experiments per chapter (records in, plots out).
@@ -20,7 +20,7 @@ docs/contributing.md points here.
 - ``authoring``: for contributors: notebook normalization and release, the notebook lint, launch links,
   the device report.
 - ``course``: ``start()``, what a notebook's setup cell calls.
-- ``cli``: ``python -m tfperf doctor | ceilings | diagnose | calibrate | workspace | report | recheck | grade``.
+- ``cli``: ``python -m tfperf doctor | ceilings | diagnose | runs | calibrate | workspace | report | recheck | grade``.
 
 Widgets never import experiments: the notebook wires a panel to an experiment function.
 Importing the package does not import TensorFlow.

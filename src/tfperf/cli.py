@@ -1,4 +1,4 @@
-"""Command line: ``python -m tfperf doctor | ceilings | calibrate | workspace | report | recheck | grade``."""
+"""Command line: ``python -m tfperf doctor | ceilings | diagnose | runs | calibrate | workspace | report | recheck | grade``."""
 
 from __future__ import annotations
 
@@ -263,6 +263,22 @@ def diagnose(script: Path, *, steps: int, warmup: int, as_json: bool, profile_di
     return 0
 
 
+def runs(*, url: str | None, name: str | None, as_json: bool) -> int:
+    """List the runs in the run registry (tfperf.diagnosis.registry)."""
+    from tfperf.diagnosis import registry
+
+    try:
+        found = registry.Registry(url)
+        listed = found.runs(name)
+    except Exception as err:  # noqa: BLE001 (SQLAlchemy's errors: a URL it cannot open, a server that is not there)
+        cause = getattr(err, "orig", None) or err  # the driver's own error, without SQLAlchemy's wrapping
+        reason = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        print(f"tfperf runs: cannot read {registry.shown(url or registry.default_url())}: {reason}", file=sys.stderr)
+        return 2
+    print(json.dumps(registry.to_dicts(listed), indent=1) if as_json else found.table(listed))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tfperf")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -283,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     diag.add_argument(
         "--profile-dir", type=Path, help="also capture 5 more steps with the TensorFlow Profiler there (for XProf)"
     )
+    rn = sub.add_parser("runs", help="list the training runs recorded in the run registry")
+    rn.add_argument("--db-url", help="the registry's database (a SQLAlchemy URL; default: $TFPERF_RUNS_DB or SQLite)")
+    rn.add_argument("--name", help="only the runs of this name")
+    rn.add_argument("--json", action="store_true", help="print the runs as JSON")
     sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
     cal.add_argument(
@@ -382,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.command == "workspace":
         return workspace()
+    if args.command == "runs":
+        return runs(url=args.db_url, name=args.name, as_json=args.json)
     if args.notebooks and args.out:
         return calibrate(args.notebooks, args.out)
     root = checkout.course_root()  # the defaults do not depend on the working directory

@@ -7,5 +7,7 @@ Modules, bottom to top (each imports only those listed before it):
   :func:`findings.decide`, which turns the counts of a run into findings.
 - ``run``: :func:`run.diagnose` (``train(steps)`` called with the counters on) and :func:`run.diagnose_script`
   (a script that defines ``train``), and the report as text or data.
+- ``registry``: the run registry (``python -m tfperf runs``): every training run's device, data hash, hyperparameters,
+  duration, throughput and final metrics, in SQLite or any database SQLAlchemy reaches.
 - ``magic``: ``%%diagnose`` (``%load_ext tfperf.diagnosis.magic``): a notebook cell that is one training step, diagnosed.
 """
