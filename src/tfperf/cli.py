@@ -297,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     diag.add_argument("--warmup", type=int, default=2, help="steps run first, not counted (default 2)")
     diag.add_argument("--json", action="store_true", help="print the counts and findings as JSON")
     diag.add_argument(
-        "--profile-dir", type=Path, help="also capture 5 more steps with the TensorFlow Profiler there (for XProf)"
+        "--profile-dir",
+        type=Path,
+        help="also capture 5 more steps with the TensorFlow Profiler there: XProf's analysis of them decides input-bound",
     )
     rn = sub.add_parser("runs", help="list the training runs recorded in the run registry")
     rn.add_argument("--db-url", help="the registry's database (a SQLAlchemy URL; default: $TFPERF_RUNS_DB or SQLite)")

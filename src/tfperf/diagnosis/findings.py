@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -76,6 +78,14 @@ CATALOGUE = {
             "chapter 6, section 4 (Mixed precision) and Exercise 2",
         ),
         Kind(
+            "input-bound",
+            "the training waits for its input pipeline",
+            "while the step waits in the pipeline's GetNext for the next batch, the device has nothing to do: the "
+            "pipeline, not the model, sets the pace",
+            "chapter 4, section 3 (Parallel map and three kinds of work), section 4 (The chapter's pipeline, one "
+            "optimization at a time: vectorize, cache, prefetch) and section 7 (Is my training input-bound?)",
+        ),
+        Kind(
             "print-in-step",
             "the step prints",
             "printing a tensor reads its value (a sync point), and writing output is host work in every step",
@@ -105,6 +115,8 @@ class Counts:
     eager_ops: int
     graph_calls: int
     printed_lines: int
+    input_wait: Any = None  #: the Profiler's input wait of the profiled steps (profile_analysis.InputWait), if profiled
+    profiled_steps: int = 0  #: steps run under the Profiler after the counted ones (not counted)
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
@@ -221,6 +233,27 @@ def decide(counts: Counts) -> list[Finding]:
                 {"seconds_per_step": seconds_per_step, "function_call": counts.function_call},
                 f"{seconds_per_step * 1e6:.0f} µs a step, {seconds_per_step / counts.function_call:.1f} times the "
                 f"{counts.function_call * 1e6:.0f} µs of one tf.function call on your card",
+            )
+        )
+    wait = counts.input_wait
+    if wait is not None and wait.share >= HIGHLY_INPUT_BOUND:
+        slowest = wait.slowest_stage()
+        stage = f"; the slowest stage: {slowest[0]}, {slowest[1] * 1e3:.1f} ms of its own" if slowest else ""
+        found.append(
+            Finding(
+                "input-bound",
+                {
+                    "input_wait_share": wait.share,
+                    "input_wait_seconds": wait.seconds,
+                    "profiled_seconds": wait.wall_seconds,
+                    "batches": wait.calls,
+                    "slowest_stage": slowest[0] if slowest else None,
+                    "prefetches": wait.prefetches(),
+                },
+                f"the profiled steps waited for their input {wait.share:.0%} of their {wait.wall_seconds * 1e3:.0f} ms "
+                f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms; XProf "
+                f"calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
+                + ("" if wait.prefetches() else "; no pipeline prefetches"),
             )
         )
     if per_step(counts.printed_lines) >= 1:

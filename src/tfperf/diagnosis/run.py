@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.diagnosis.findings import Counts, Finding, decide
-from tfperf.measure import graph_dtypes, host_syncs, op_counts, timing, traces
+from tfperf.measure import graph_dtypes, host_syncs, op_counts, profile_analysis, timing, traces
 from tfperf.runtime import device, logs
 
 #: Where tf.data's own functions are defined: those it traces for a pipeline's transformations (``map``,
@@ -37,6 +37,7 @@ class Diagnosis:
     warmup: int
     counts: Counts
     profile: str | None = None  #: the TensorFlow Profiler's capture of more steps (an ``.xplane.pb`` file), if asked
+    profile_note: str | None = None  #: why the Profiler's analysis of the capture could not be read, if it could not
 
     def codes(self) -> list[str]:
         return [f.code for f in self.findings]
@@ -46,6 +47,7 @@ class Diagnosis:
             "device": self.device,
             "warmup": self.warmup,
             "profile": self.profile,
+            "profile_note": self.profile_note,
             "counts": asdict(self.counts),
             "findings": [
                 {"code": f.code, "title": f.kind.title, "evidence": f.evidence, "summary": f.summary, "fix": f.kind.fix}
@@ -70,9 +72,21 @@ class Diagnosis:
             ]
         if self.profile:
             logdir = Path(self.profile).parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
+            wait = c.input_wait
+            if wait is not None:
+                lines.append(
+                    f"The TensorFlow Profiler's input-pipeline analysis of {c.profiled_steps} more steps: they waited "
+                    f"for their input {wait.share:.0%} of the time ({wait.calls} batches from tf.data)."
+                )
+            else:
+                lines.append(f"input-bound not checked: {self.profile_note}.")
             lines.append(
-                f"The TensorFlow Profiler captured more steps in {logdir}: open it with XProf (pip install xprof; "
-                f"xprof --logdir {logdir} --port 6006) or TensorBoard's profile plugin (tensorboard --logdir {logdir})."
+                f"The TensorFlow Profiler captured them in {logdir}: open it with XProf (xprof --logdir {logdir} "
+                f"--port 6006) or TensorBoard's profile plugin (tensorboard --logdir {logdir})."
+            )
+        else:
+            lines.append(
+                "input-bound not checked: add --profile-dir DIR (profile_dir=) to let the Profiler measure it."
             )
         return "\n".join(lines)
 
@@ -170,29 +184,35 @@ def diagnose(
         low_precision=_low_precision(card),
         printed_lines=_printed_lines(printed),
     )
-    found = Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts)
+    profile = note = None
     if profile_dir is not None:
-        found.profile = _profiled(train, profile_steps, Path(profile_dir))
+        profile, profiled_seconds = _profiled(train, profile_steps, Path(profile_dir))
+        counts.profiled_steps = profile_steps
+        try:
+            counts.input_wait = profile_analysis.input_wait(profile, profiled_seconds)
+        except profile_analysis.ProfilerAnalysisUnavailable as err:
+            note = str(err)
+    found = Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)
     return found
 
 
-def _profiled(train: Callable[[int], Any], steps: int, logdir: Path) -> str:
-    """Run ``train(steps)`` under the TensorFlow Profiler, writing to ``logdir``; the capture file it wrote."""
+def _profiled(train: Callable[[int], Any], steps: int, logdir: Path) -> tuple[str, float]:
+    """Run ``train(steps)`` under the TensorFlow Profiler, writing to ``logdir``: the capture file it wrote, and the
+    seconds the steps took (synced)."""
     import tensorflow as tf
 
     before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}  # a capture in the same second: same file
     tf.profiler.experimental.start(str(logdir))
     try:
         with logs.captured_output():
-            train(steps)
-        device.sync()
+            _, seconds = timing.stopwatch(lambda: train(steps), sync=device.sync)
     finally:
         tf.profiler.experimental.stop()
     after = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
     written = sorted((p for p, mtime in after.items() if before.get(p) != mtime), key=after.get)
     if not written:
         raise RuntimeError(f"the TensorFlow Profiler wrote no capture in {logdir}")
-    return str(written[-1])
+    return str(written[-1]), seconds
 
 
 def diagnose_script(path: str | Path, *, steps: int = 20, warmup: int = 2, **options: Any) -> Diagnosis:

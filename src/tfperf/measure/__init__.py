@@ -18,4 +18,6 @@
 - ``step_memory``: ``step_memory(fn, args)``: the bytes XLA allocates for one call of a compiled step, from its buffer
   assignment.
 - ``graph_dtypes``: ``matmul_dtypes(names)``: the dtypes of the matrix products in ``tf.function`` graphs that ran.
+- ``profile_analysis``: ``input_wait(capture, seconds)``: the TensorFlow Profiler's own analysis of a capture (XProf's
+  input-pipeline analyzer): how long the run waited for its tf.data input.
 """

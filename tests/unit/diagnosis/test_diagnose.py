@@ -369,3 +369,64 @@ def test_chapter_2s_function_made_in_the_loop():
 
     found = diagnose(lambda steps: eg.function_in_loop("every step", steps)(), steps=6, card=None)
     assert found.codes() == ["retracing"] and found.counts.traces == 6, found.report()
+
+
+def chapter_4s_loop(settings):
+    """Chapter 4's loop (its simulated 2 ms device step) on its pipeline with ``settings``, repeated: ``train``."""
+    from tfperf.experiments import tf_data as td
+
+    batches = iter(td.build_pipeline(td.SimulatedStorage(64, latency=0.001, seed=0), 8, **settings).repeat())
+
+    def train(steps):
+        for _ in range(steps):
+            td.device_step(*next(batches))
+
+    return train
+
+
+@pytest.mark.parametrize(
+    "settings, input_bound",
+    [({}, True), (dict(parallel=True, vectorized=True, cache="before augment", prefetch=True), False)],
+    ids=["unfixed", "fixed"],
+)
+def test_chapter_4s_pipelines_input_bound_from_the_profilers_analysis(tmp_path, settings, input_bound):
+    """Chapter 4, section 4: records read one by one and mapped one at a time are input-bound; read in parallel,
+    vectorized, cached and prefetched they are not. Decided from XProf's input-pipeline analysis of the capture."""
+    pytest.importorskip("xprof")
+    found = diagnose(chapter_4s_loop(settings), steps=8, warmup=8, card=None, profile_dir=tmp_path, profile_steps=8)
+    assert ("input-bound" in found.codes()) is input_bound, found.report()
+    wait = found.counts.input_wait
+    assert wait.calls == 8 and found.counts.profiled_steps == 8
+    assert "Profiler's input-pipeline analysis of 8 more steps" in found.report()
+    if input_bound:
+        [finding] = [f for f in found.findings if f.code == "input-bound"]
+        assert finding.evidence["input_wait_share"] == wait.share >= 0.2
+        assert finding.evidence["slowest_stage"].startswith("Iterator::Root::")
+
+
+def test_keras_fit_on_a_sequential_pipeline_is_input_bound(tmp_path):
+    """fit takes its batches inside its own graph: the Profiler still sees the pipeline's GetNext."""
+    pytest.importorskip("xprof")
+    import keras
+
+    def slow(x):
+        for _ in range(200):  # elementwise work per example, one example at a time
+            x = tf.math.sin(x) + 0.001
+        return x, tf.reduce_mean(x, keepdims=True)
+
+    data = tf.data.Dataset.from_tensor_slices(np.random.default_rng(0).random((256, 32), np.float32))
+    ds = data.map(slow, synchronous=True).batch(16).repeat()
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse", steps_per_execution=4)
+
+    def train(steps):
+        model.fit(ds, steps_per_epoch=steps, epochs=1, verbose=0)
+
+    found = diagnose(train, steps=8, card=None, profile_dir=tmp_path, profile_steps=8)
+    assert "input-bound" in found.codes(), found.report()
+
+
+def test_input_bound_is_said_to_be_unchecked_without_a_profile():
+    found = diagnose(fixed(), steps=4, card=None)
+    assert found.counts.input_wait is None
+    assert "input-bound not checked: add --profile-dir" in found.report()
