@@ -245,14 +245,15 @@ def decide(counts: Counts) -> list[Finding]:
                 {
                     "input_wait_share": wait.share,
                     "input_wait_seconds": wait.seconds,
-                    "profiled_seconds": wait.wall_seconds,
+                    "profiled_seconds": wait.step_seconds,
                     "batches": wait.calls,
                     "slowest_stage": slowest[0] if slowest else None,
                     "prefetches": wait.prefetches(),
+                    "xprof_conclusion": wait.conclusion,
                 },
-                f"the profiled steps waited for their input {wait.share:.0%} of their {wait.wall_seconds * 1e3:.0f} ms "
-                f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms; XProf "
-                f"calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
+                f"the profiled steps waited for their input {wait.share:.0%} of their {wait.step_seconds * 1e3:.0f} ms "
+                f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms, read by "
+                f"the TensorFlow Profiler; XProf calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
                 + ("" if wait.prefetches() else "; no pipeline prefetches"),
             )
         )

@@ -141,8 +141,9 @@ def diagnose(
     ``card``: the device card whose ``function_call`` tells a step that is overhead-bound (``small-batch``); by
     default this device's card if ``python -m tfperf ceilings`` measured it (never measured here), None: none.
     ``profile_dir``: after the counted steps, ``train(profile_steps)`` runs once more under the TensorFlow Profiler
-    (``tf.profiler.experimental``), which writes its capture there for XProf or TensorBoard; the counts and the
-    times come from the counted steps only."""
+    as one marked step (:func:`tfperf.measure.profile_analysis.capture`), which writes its capture there for XProf or
+    TensorBoard; XProf's analysis of it decides ``input-bound``. The counts and the times come from the counted
+    steps only."""
     card = _card(card)
     if steps < 1 or warmup < 0:
         raise ValueError(f"steps must be at least 1 and warmup at least 0 (got steps={steps}, warmup={warmup})")
@@ -186,33 +187,15 @@ def diagnose(
     )
     profile = note = None
     if profile_dir is not None:
-        profile, profiled_seconds = _profiled(train, profile_steps, Path(profile_dir))
-        counts.profiled_steps = profile_steps
+        with logs.captured_output():  # what the steps print was counted above
+            written, seconds = profile_analysis.capture(lambda: train(profile_steps), profile_dir)
+        profile, counts.profiled_steps = str(written), profile_steps
         try:
-            counts.input_wait = profile_analysis.input_wait(profile, profiled_seconds)
+            counts.input_wait = profile_analysis.input_wait(written, seconds)
         except profile_analysis.ProfilerAnalysisUnavailable as err:
             note = str(err)
     found = Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)
     return found
-
-
-def _profiled(train: Callable[[int], Any], steps: int, logdir: Path) -> tuple[str, float]:
-    """Run ``train(steps)`` under the TensorFlow Profiler, writing to ``logdir``: the capture file it wrote, and the
-    seconds the steps took (synced)."""
-    import tensorflow as tf
-
-    before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}  # a capture in the same second: same file
-    tf.profiler.experimental.start(str(logdir))
-    try:
-        with logs.captured_output():
-            _, seconds = timing.stopwatch(lambda: train(steps), sync=device.sync)
-    finally:
-        tf.profiler.experimental.stop()
-    after = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
-    written = sorted((p for p, mtime in after.items() if before.get(p) != mtime), key=after.get)
-    if not written:
-        raise RuntimeError(f"the TensorFlow Profiler wrote no capture in {logdir}")
-    return str(written[-1]), seconds
 
 
 def diagnose_script(path: str | Path, *, steps: int = 20, warmup: int = 2, **options: Any) -> Diagnosis:

@@ -1,12 +1,12 @@
 """The TensorFlow Profiler's own analysis of a capture, read with XProf's converter (the ``xprof`` package).
 
-``tf.profiler.experimental`` writes a capture (``<logdir>/plugins/profile/<run>/<host>.xplane.pb``); XProf turns it
-into the data of its tools (``xprof.convert.raw_to_tool_data.xspace_to_tool_data``: the same data its web pages
-show). This module reads the input-pipeline analyzer's table of tf.data's iterators: ``Iterator::Root`` is the
-outermost iterator of a pipeline, so its inclusive time is the time the training spent inside ``GetNext``, waiting
-for the next batch, whatever the pipeline's stages did meanwhile. That time over the capture's wall time is the
-share of the run spent waiting for input; it needs no step markers (the step-time breakdown of XProf's overview page
-does, and Keras 3's ``fit`` sets none).
+:func:`capture` runs a block under ``tf.profiler.experimental`` as one marked step (a ``Trace`` with a ``step_num``:
+without step markers, and Keras 3's ``fit`` sets none, XProf's step-time breakdown says "No step marker observed").
+XProf turns the capture (``<logdir>/plugins/profile/<run>/<host>.xplane.pb``) into the data of its tools
+(``xprof.convert.raw_to_tool_data.xspace_to_tool_data``: the data its web pages show); :func:`input_wait` reads its
+input-pipeline analyzer's table of tf.data's iterators: ``Iterator::Root`` is a pipeline's outermost iterator, one
+call a batch taken, and its inclusive time is the time the training spent waiting in ``GetNext`` for its batches,
+whatever the stages below did meanwhile.
 
 XProf calls a program "HIGHLY input-bound" from 20% of its step time waiting for input, "MODERATELY" from 5%
 (``kHighlyInfeedBoundThresholdInPercent``, ``kModeratelyInfeedBoundThresholdInPercent`` in its
@@ -16,14 +16,20 @@ XProf calls a program "HIGHLY input-bound" from 20% of its step time waiting for
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-#: XProf's thresholds (fractions of the time) for a program that is highly and moderately input-bound.
+from tfperf.measure import timing
+
+#: XProf's thresholds (fractions of the step time) for a program that is highly and moderately input-bound.
 HIGHLY_INPUT_BOUND = 0.20
 MODERATELY_INPUT_BOUND = 0.05
-#: tf.data's name for the outermost iterator of a pipeline (its ``GetNext`` is what the consumer waits in).
+#: tf.data's name for the outermost iterator of a pipeline (one call a batch taken).
 ROOT = "Iterator::Root"
+#: The name of the step that :func:`capture` marks.
+STEP_NAME = "train"
 
 
 class ProfilerAnalysisUnavailable(RuntimeError):
@@ -32,17 +38,18 @@ class ProfilerAnalysisUnavailable(RuntimeError):
 
 @dataclass
 class InputWait:
-    """How long a profiled run waited for its tf.data input, from the Profiler's input-pipeline analyzer."""
+    """How long a profiled step waited for its input, from XProf's input-pipeline analyzer."""
 
-    seconds: float  #: time inside the pipelines' ``Iterator::Root`` (the consumer's ``GetNext``), all pipelines
-    calls: int  #: batches taken from the pipelines
-    wall_seconds: float  #: the profiled run's wall time
+    seconds: float  #: time inside tf.data's ``Iterator::Root`` (the training waiting for batches), all pipelines
+    step_seconds: float  #: the wall time of the profiled step
+    calls: int  #: batches taken from tf.data pipelines (calls of ``Iterator::Root``)
+    conclusion: str = ""  #: XProf's own sentence about the input, where its step-time breakdown found the step
     stages: dict[str, float] = field(default_factory=dict)  #: each iterator's self time in seconds, by its name
 
     @property
     def share(self) -> float:
-        """The share of the run spent waiting for input (at most 1: two pipelines read at once could sum past it)."""
-        return min(1.0, self.seconds / self.wall_seconds) if self.wall_seconds > 0 else 0.0
+        """The share of the step time spent waiting for input (at most 1: pipelines read at once could sum past it)."""
+        return min(1.0, self.seconds / self.step_seconds) if self.step_seconds > 0 else 0.0
 
     def slowest_stage(self) -> tuple[str, float] | None:
         """The iterator (below the root) with the most self time, and that time in seconds."""
@@ -52,6 +59,26 @@ class InputWait:
     def prefetches(self) -> bool:
         """Whether some pipeline of the run has a prefetch stage (``Prefetch`` in an iterator's name)."""
         return any("Prefetch" in name for name in self.stages)
+
+
+def capture(run: Callable[[], Any], logdir: str | Path) -> tuple[Path, float]:
+    """Run ``run()`` under the TensorFlow Profiler as one marked step, its device work included: the capture file it
+    wrote in ``logdir``, and the seconds the step took."""
+    import tensorflow as tf
+
+    logdir = Path(logdir)
+    before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}  # a capture in the same second: same file
+    tf.profiler.experimental.start(str(logdir))
+    try:
+        with tf.profiler.experimental.Trace(STEP_NAME, step_num=0, _r=1):
+            _, seconds = timing.stopwatch(run)
+    finally:
+        tf.profiler.experimental.stop()
+    after = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
+    written = sorted((p for p, mtime in after.items() if before.get(p) != mtime), key=after.get)
+    if not written:
+        raise RuntimeError(f"the TensorFlow Profiler wrote no capture in {logdir}")
+    return written[-1], seconds
 
 
 def tool_data(capture: str | Path, tool: str) -> list:
@@ -72,18 +99,26 @@ def _table_rows(table: dict) -> list[dict[str, object]]:
     return [{name: cell.get("v") if cell else None for name, cell in zip(ids, row["c"])} for row in table["rows"]]
 
 
+def _table_with(tables: list[dict], column: str) -> dict | None:
+    return next((t for t in tables if any(c.get("id") == column for c in t.get("cols", []))), None)
+
+
 def input_wait(capture: str | Path, wall_seconds: float) -> InputWait:
-    """The input wait of a capture whose profiled run took ``wall_seconds``: tf.data's iterators as XProf's
-    input-pipeline analyzer tables them (no pipeline: no wait)."""
+    """The input wait of a capture whose marked step took ``wall_seconds`` (:func:`capture` returns both), read
+    from XProf's input-pipeline analyzer: the inclusive time of tf.data's ``Iterator::Root``, where the training
+    waits for each batch. XProf's own step-time breakdown would give the same where it finds the step, but it
+    finds none in Keras's ``fit`` even when the step is marked (tested), so the wall time is the one measured here."""
     tables = tool_data(capture, "input_pipeline_analyzer")
-    ops = next((t for t in tables if any(c.get("id") == "opName" for c in t.get("cols", []))), None)
-    rows = _table_rows(ops) if ops else []
+    ops = _table_with(tables, "opName")
     stages: dict[str, float] = {}
     seconds, calls = 0.0, 0
-    for row in rows:
-        name = str(row["opName"])
-        stages[name] = stages.get(name, 0.0) + float(row["selfTimeInMs"]) / 1e3
+    for op in _table_rows(ops) if ops else []:
+        name = str(op["opName"])
+        stages[name] = stages.get(name, 0.0) + float(op["selfTimeInMs"]) / 1e3
         if name == ROOT:
-            seconds += float(row["timeInMs"]) / 1e3
-            calls += int(row["count"])
-    return InputWait(seconds=seconds, calls=calls, wall_seconds=wall_seconds, stages=stages)
+            seconds += float(op["timeInMs"]) / 1e3
+            calls += int(op["count"])
+    steps = _table_with(tables, "infeedTimeMs") or {}
+    found_step = float(steps.get("p", {}).get("steptime_ms_average", 0) or 0) > 0
+    conclusion = str(steps.get("p", {}).get("input_conclusion", "")) if found_step else ""
+    return InputWait(seconds=seconds, step_seconds=wall_seconds, calls=calls, conclusion=conclusion, stages=stages)
