@@ -13,6 +13,7 @@ In a notebook: ``tfperf.diagnose(train, steps=20)``; for a script that defines `
 from __future__ import annotations
 
 import collections
+import gc
 import runpy
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -209,4 +210,11 @@ def diagnose_script(path: str | Path, *, steps: int = 20, warmup: int = 2, **opt
             "(a fit with steps_per_epoch=steps, or your own loop), and keep the script's own run under "
             "if __name__ == '__main__':"
         )
-    return diagnose(train, steps=steps, warmup=warmup, **options)
+    try:
+        return diagnose(train, steps=steps, warmup=warmup, **options)
+    finally:
+        # Let go of what the script made (its tf.data iterators above all) while the interpreter is whole: an
+        # iterator of a Dataset.from_generator pipeline collected at interpreter shutdown hung the process (tested)
+        train.__globals__.clear()
+        namespace.clear()
+        gc.collect()
