@@ -11,4 +11,5 @@ The chapters' modules do not import one another:
 - ``tf_data``: chapter 4.
 - ``gpu_sync``: chapter 5.
 - ``device_ceilings``: chapter 6.
+- ``capstone``: chapter 8 (the capstone): a training script with several pitfalls, its fixes and its variants.
 """

@@ -74,6 +74,8 @@ _short = op_name
 def _callback(counts: OpCounts):
     def on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
         if graph is None:  # an eager execution, not graph building
+            if isinstance(op_type, bytes):  # some eager paths (Keras layers run op by op) pass the type as bytes
+                op_type = op_type.decode()
             name = _short(op_type)
             counts.runs[name] += 1
             counts.raw_runs[op_type] += 1

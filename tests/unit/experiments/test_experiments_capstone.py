@@ -1,0 +1,61 @@
+"""Chapter 8's script (tfperf.experiments.capstone): the pitfalls change the time, not the results; each of its
+variants gets the code of its pitfall from tfperf diagnose, and the fixed script none; the fix ladder and its plot."""
+
+import math
+import tempfile
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+pytest.importorskip("xprof")
+from tfperf.diagnosis.run import diagnose  # noqa: E402
+from tfperf.experiments import capstone as cs  # noqa: E402
+
+
+def test_every_pitfall_leaves_the_losses_as_they_are():
+    with_all = cs.make_training(cs.PITFALLS, batch=32, width=64, records=256)
+    fixed = cs.make_training([], batch=32, width=64, records=256)
+    losses = [(with_all.train(4), fixed.train(4)) for _ in range(2)]
+    for slow, fast in losses:
+        assert math.isfinite(slow) and slow == pytest.approx(fast, rel=1e-5)
+    assert cs.data_hash(with_all) == cs.data_hash(fixed)
+    with pytest.raises(ValueError, match="unknown pitfalls"):
+        cs.make_training(["slow"])
+
+
+@pytest.mark.parametrize("pitfall", [None, *cs.PITFALLS])
+def test_each_variant_is_diagnosed_as_its_pitfall(pitfall):
+    """The chapter's reference procedure: a warm-up, ten counted steps, the Profiler on five more."""
+    script = cs.variant(pitfall, seed=3)
+    with tempfile.TemporaryDirectory() as logdir:
+        found = diagnose(script.train, steps=10, warmup=3, card=None, profile_dir=logdir)
+    planted = set(found.codes()) & set(cs.PITFALLS)
+    assert planted == ({pitfall} if pitfall else set()), found.report()
+
+
+def test_variants_differ_by_seed_and_fresh_ones_by_draw():
+    assert cs.variant(None, 1).seed == cs.variant(None, 1).seed
+    assert len({cs.variant("retracing", None).seed for _ in range(4)}) > 1
+
+
+def test_the_ladder_fixes_one_pitfall_at_a_time_and_its_plot_draws_each_gain():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    assert [label for label, _ in cs.ladder()] == ["as written", *(f"fix {p}" for p in cs.PITFALLS)]
+    assert [sorted(left) for _, left in cs.ladder(["retracing", "input-bound"])] == [
+        ["input-bound", "retracing"],
+        ["retracing"],
+        [],
+    ]
+    seen = []
+    records = cs.fix_ladder(4, rounds=2, batch=32, width=64, progress=lambda done, total: seen.append(done))
+    assert seen == [1, 2] and [r["label"] for r in records] == [label for label, _ in cs.ladder()]
+    assert len({r["loss"] for r in records}) == 1  # the same training, whatever is fixed
+    assert all(len(r["all_seconds"]) == 2 and r["examples_per_second"] > 0 for r in records)
+    fig = plt.figure()
+    cs.plot_waterfall(fig, records)
+    assert "in all" in fig.axes[0].get_title() and len(fig.axes[0].patches) == len(records)
+    plt.close(fig)
