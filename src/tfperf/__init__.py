@@ -29,9 +29,10 @@ Importing the package does not import TensorFlow.
 __version__ = "0.1.0"
 
 
-def diagnose(train, *, steps: int = 20, warmup: int = 2, card="cached"):
-    """``train(steps)`` run with the course's counters on, and what slows it (:func:`tfperf.diagnosis.run.diagnose`).
-    Imports TensorFlow."""
+def diagnose(train, *, steps: int = 20, warmup: int = 2, card="cached", profile_dir=None, profile_steps: int = 5):
+    """``train(steps)`` run with the course's counters on, and what slows it (:func:`tfperf.diagnosis.run.diagnose`);
+    with ``profile_dir``, ``profile_steps`` more steps under the TensorFlow Profiler, whose analysis decides
+    ``input-bound``. Imports TensorFlow."""
     from tfperf.diagnosis.run import diagnose as run
 
-    return run(train, steps=steps, warmup=warmup, card=card)
+    return run(train, steps=steps, warmup=warmup, card=card, profile_dir=profile_dir, profile_steps=profile_steps)

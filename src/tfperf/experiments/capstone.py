@@ -106,6 +106,7 @@ class Training:
     seed: int
     data: tuple[np.ndarray, np.ndarray] = field(repr=False)
     model: Any = field(repr=False)
+    steps_done: Callable[[], int] = field(repr=False, default=lambda: 0)  #: the steps ``train`` ran so far
 
     def flops_per_step(self) -> int:
         """The matmul FLOPs of one train step (:func:`tfperf.measure.flops.dense_train_step`)."""
@@ -156,7 +157,7 @@ def make_training(
                 print(f"step {done[0]} done")
         return float(loss) if loss is not None else float("nan")  # one read a call
 
-    return Training(train, pitfalls, batch, width, seed, (x, y), model)
+    return Training(train, pitfalls, batch, width, seed, (x, y), model, lambda: done[0])
 
 
 def data_hash(training: Training) -> str:

@@ -19,6 +19,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``pipelines``: tf.data pipelines.
 - ``printing``: what code prints.
 - ``roofline``: a step placed on the roofline from a card's numbers (its regime and its floor).
+- ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen (chapter 8).
+- ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
 - ``speed``: speedups and steady epochs.
 - ``syncs``: host reads and uploads.
 - ``tracing``: trace counts.
@@ -33,11 +35,13 @@ from tfperf.grading.classifiers import (
     assert_probabilities,
     predictions,
 )
+from tfperf.grading.diagnoses import check_diagnosis
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
 from tfperf.grading.precision import assert_mixed_precision
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
+from tfperf.grading.recorded_runs import check_recorded_run
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.roofline import check_placements
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
@@ -72,6 +76,8 @@ __all__ = [
     "check_function",
     "check_pipeline_stages",
     "check_placements",
+    "check_diagnosis",
+    "check_recorded_run",
     "check_reports",
     "check_same_as",
     "check_same_epochs",
