@@ -4,12 +4,12 @@ The script is what a learner might write: a classifier (a multilayer perceptron)
 generated records through a ``tf.data`` pipeline. Each pitfall of :data:`PITFALLS` is one switch of
 :func:`make_training`, named by the code ``tfperf diagnose`` gives it:
 
+- ``eager-steps``: the step runs op by op; fixed: ``tf.function``;
+- ``retracing``: the learning rate of a decaying schedule passed as a Python float, a new trace for every value
+  once the step is a ``tf.function``; fixed: passed as a tensor;
 - ``input-bound``: each record is preprocessed on its own, one at a time (``map`` with ``synchronous=True``, then
   ``batch``) every epoch again, and nothing is prepared ahead of the step; fixed: the preprocessing, the same every
   epoch, done once for all the records in one vectorized call, the batches prefetched;
-- ``eager-steps``: the step runs op by op; fixed: ``tf.function``;
-- ``retracing``: the learning rate of a decaying schedule passed as a Python float, a new trace for every value;
-  fixed: passed as a tensor;
 - ``host-read-every-step``: the loss read with ``float()`` after every step, to log it; fixed: read once a call;
 - ``print-in-step``: a progress line printed every step; fixed: none.
 
@@ -36,8 +36,9 @@ from tfperf.runtime import logs
 tf = logs.tensorflow()
 
 #: The pitfalls the script can have, by the code ``tfperf diagnose`` names them, in the order the chapter fixes
-#: them (the input pipeline first: while the step waits for its data, no other fix shows).
-PITFALLS = ("input-bound", "eager-steps", "retracing", "host-read-every-step", "print-in-step")
+#: them: the step first (while it runs op by op, it is slow enough that tf.data's own background thread keeps up with
+#: the input pipeline, measured), then what that uncovers (the retracing), then the pipeline, then the host work.
+PITFALLS = ("eager-steps", "retracing", "input-bound", "host-read-every-step", "print-in-step")
 FEATURES, CLASSES = 32, 8
 PREPROCESS_OPS = 72  #: elementwise operations of :func:`preprocess` per value
 LEARNING_RATE, DECAY = 0.05, 0.999
@@ -218,14 +219,17 @@ def fix_ladder(
                 "examples_per_second": steps * batch / median,
                 "loss": loss,
                 "flops_per_step": script.flops_per_step(),
+                "flops_per_s": script.flops_per_step() * steps / median,
                 "steps": steps,
             }
         )
     return records
 
 
-def plot_waterfall(fig, records: list[dict[str, Any]]) -> None:
-    """Each fix's gain as a bar from the time before it to the time after it (seconds per step, log scale)."""
+def plot_waterfall(fig, runs) -> None:
+    """The latest run's ladder (:func:`fix_ladder`): each fix's gain as a bar from the time a step took before it
+    to the time after it (ms per step, log scale), green where it helped, red where it did not."""
+    records = runs[-1].records if runs else []
     ax = fig.add_subplot(1, 1, 1)
     per_step = [r["seconds"] / r["steps"] * 1e3 for r in records]
     labels = [r["label"] for r in records]
@@ -241,7 +245,6 @@ def plot_waterfall(fig, records: list[dict[str, Any]]) -> None:
     ax.set_ylabel("ms per step (median of the rounds)")
     total = per_step[0] / per_step[-1] if per_step else float("nan")
     ax.set_title(f"Each fix's gain, measured here: {total:.1f}x in all")
-    fig.tight_layout()
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.experiments import capstone
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 
@@ -43,6 +42,8 @@ def check_diagnosis(
 ) -> None:
     """Fail unless ``diagnose_codes`` names ``pitfall`` in a script that has it, and no pitfall at all in a script
     that has none; both scripts drawn from ``seed`` (None: afresh, which no table of answers holds)."""
+    from tfperf.experiments import capstone  # imports TensorFlow: only when a check runs
+
     if pitfall not in capstone.PITFALLS:
         raise ValueError(f"unknown pitfall {pitfall!r}")
     second = None if seed is None else seed + 1

@@ -8,8 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tfperf.diagnosis.registry import Registry
-from tfperf.experiments import capstone
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.measure import timing
@@ -21,6 +19,8 @@ FLOOR_SHARE = 0.3
 
 def _warm_seconds(script: Any, steps: int) -> float:
     """Seconds a copy of ``script`` (same sizes and data), warmed up, takes for ``steps`` steps."""
+    from tfperf.experiments import capstone
+
     twin = capstone.make_training(
         script.pitfalls, batch=script.batch, width=script.width, records=len(script.data[0]), seed=script.seed
     )
@@ -30,13 +30,16 @@ def _warm_seconds(script: Any, steps: int) -> float:
 
 @guard.checked
 def check_recorded_run(
-    record_run: Callable[[Registry, Any, int], Any], *, steps: int = 8, section: str | None = None
+    record_run: Callable[[Any, Any, int], Any], *, steps: int = 8, section: str | None = None
 ) -> None:
     """Fail unless ``record_run(runs, script, steps)`` trains the capstone's fixed script for ``steps`` steps and
     records it in ``runs`` as one finished run with every required field (:meth:`Run.missing`), read back through a
     new connection: the examples it trained on, the data's hash, the batch and the steps among the hyperparameters,
     a duration within the call's own time and no shorter than a share of what a warmed-up copy of the script takes
     (:data:`FLOOR_SHARE`), a throughput of examples over that duration, a finite final loss."""
+    from tfperf.diagnosis.registry import Registry
+    from tfperf.experiments import capstone  # imports TensorFlow: only when a check runs
+
     script = capstone.make_training([], batch=32, width=64, records=512)
     who = f"record_run(runs, script, {steps})"
     with tempfile.TemporaryDirectory() as folder:

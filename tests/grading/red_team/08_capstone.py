@@ -1,0 +1,91 @@
+"""Red team, chapter 8: a diagnosis that reads the script instead of measuring it (its closure, the withheld variant
+maker), one that looks for the check on the call stack, codes that compare equal to anything; a record of a run that
+is not the run (fewer steps than it says), and one that changes the registry's check of completeness.
+
+Classes of the grading-integrity issue: (2) changing what the grader reads, (3) reaching the value by another path,
+(4) behaving differently when a check is on the stack."""
+
+from tests.grading.submission import Submission
+
+_DIAGNOSE_TESTS = ("input_bound", "eager_steps", "retracing", "host_read_every_step", "print_in_step")
+_ALL_DIAGNOSE_TESTS = {f"diagnose_{p}_tests": 0 for p in _DIAGNOSE_TESTS}
+
+RED_TEAM = [
+    # (3) The pitfalls read from the closure of train (the script's switches), not measured: flagged by the screen
+    #     (a dunder attribute).
+    Submission(
+        "red3_reads_the_closure",
+        {
+            "diagnose": """def diagnose_codes(train):
+    cells = [cell.cell_contents for cell in train.__closure__]
+    return set(next(c for c in cells if isinstance(c, frozenset)))
+"""
+        },
+        _ALL_DIAGNOSE_TESTS,
+    ),
+    # (3) The withheld maker of the scripts called to compare: flagged (withheld).
+    Submission(
+        "red3_calls_the_variant_maker",
+        {
+            "diagnose": """def diagnose_codes(train):
+    return set(cs.variant(None, 0).pitfalls)
+"""
+        },
+        _ALL_DIAGNOSE_TESTS,
+    ),
+    # (4) Behaves differently under the check: looks for it on the stack (flagged: frames), guesses otherwise.
+    Submission(
+        "red4_check_on_the_stack",
+        {
+            "diagnose": """import traceback
+def diagnose_codes(train):
+    if any("check_diagnosis" in line for line in traceback.format_stack()):
+        return {"input-bound"}
+    return set()
+"""
+        },
+        _ALL_DIAGNOSE_TESTS,
+    ),
+    # (2) A code that compares equal to anything, in a list: refused (codes are plain str).
+    Submission(
+        "red2_code_equal_to_anything",
+        {
+            "diagnose": """class Anything(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+
+def diagnose_codes(train):
+    return [Anything("input-bound")]
+"""
+        },
+        _ALL_DIAGNOSE_TESTS,
+    ),
+    # (3) The record says 8 steps and trains 2: the check counts the steps the script ran.
+    Submission(
+        "red3_record_says_more_steps",
+        {
+            "record": """def record_run(runs, script, steps):
+    with runs.record("capstone", hyperparameters={"batch": script.batch, "steps": steps},
+                     data_hash=cs.data_hash(script)) as run:
+        run.metrics = {"loss": script.train(2)}
+        run.examples = steps * script.batch
+    return run
+"""
+        },
+        {"record_tests": 0},
+    ),
+    # (2) The registry's own list of required fields emptied, so that an empty row looks complete: flagged (an
+    #     attribute of the library changed from outside).
+    Submission(
+        "red2_required_fields_emptied",
+        {
+            "record": """registry.Run.REQUIRED = ()
+def record_run(runs, script, steps):
+    script.train(steps)
+    return runs.add(registry.Run("capstone", status="finished"))
+"""
+        },
+        {"record_tests": 0},
+    ),
+]
