@@ -36,8 +36,7 @@ from tfperf.runtime import logs
 tf = logs.tensorflow()
 
 #: The pitfalls the script can have, by the code ``tfperf diagnose`` names them, in the order the chapter fixes
-#: them: the step first (while it runs op by op, it is slow enough that tf.data's own background thread keeps up with
-#: the input pipeline, measured), then what that uncovers (the retracing), then the pipeline, then the host work.
+#: them: the step first, then what that uncovers (the retracing), then the pipeline, then the host work.
 PITFALLS = ("eager-steps", "retracing", "input-bound", "host-read-every-step", "print-in-step")
 FEATURES, CLASSES = 32, 8
 PREPROCESS_OPS = 72  #: elementwise operations of :func:`preprocess` per value
@@ -72,10 +71,12 @@ def pipeline(x: np.ndarray, y: np.ndarray, batch: int, *, per_record: bool):
     if per_record:
         ds = ds.map(preprocess, synchronous=True).batch(batch, drop_remainder=True)
         # and nothing ahead of the step: tf.data's own prefetch (inject_prefetch, with autotuning) turned off, as
-        # chapter 4, section 7 does, so that the records are preprocessed while the step waits for them
+        # chapter 4, section 7 does, and map and batch left as two stages (fused, they work ahead in a thread of
+        # their own), so that the records are preprocessed while the step waits for them
         ahead = tf.data.Options()
         ahead.autotune.enabled = False
         ahead.experimental_optimization.inject_prefetch = False
+        ahead.experimental_optimization.map_and_batch_fusion = False
         ds = ds.with_options(ahead)
     else:
         ds = ds.batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
