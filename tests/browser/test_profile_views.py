@@ -68,6 +68,10 @@ def diagnosed(tmp_path_factory, artifacts):
         server.wait(timeout=20)
 
 
+#: How the overview page shows the step's input time (a JavaScript regular expression too).
+INPUT_TIME = r"Input Time\s*\(σ = [^)]*\)\s*([\d.]+) ms"
+
+
 def input_wait(report) -> dict:
     [finding] = [f for f in report["findings"] if f["code"] == "input-bound"]
     return finding["evidence"]
@@ -78,8 +82,11 @@ def test_the_overview_page_shows_the_input_time_the_tool_reported(page, diagnose
     evidence = input_wait(report)  # the tool found the loop input-bound
     page.goto(url)
     page.get_by_text("Performance Summary").wait_for()
+    # the summary's numbers come after it: "Loading overview data. First-time session loads may take up to a few
+    # minutes." (XProf converts the capture on the first request)
+    page.wait_for_function(f"() => /{INPUT_TIME}/.test(document.body.innerText)", timeout=180_000)
     text = page.locator("body").inner_text()
-    shown = re.search(r"Input Time\s*\(σ = [^)]*\)\s*([\d.]+) ms", text)
+    shown = re.search(INPUT_TIME, text)
     page.screenshot(path=str(artifacts / "xprof-overview-page.png"), full_page=True)
     assert shown, text[:2000]
     # XProf's step-time breakdown of the tool's marked step and the tool's reading of tf.data's iterators agree

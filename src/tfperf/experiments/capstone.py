@@ -230,22 +230,27 @@ def fix_ladder(
 def plot_waterfall(fig, runs) -> None:
     """The latest run's ladder (:func:`fix_ladder`): each fix's gain as a bar from the time a step took before it
     to the time after it (ms per step, log scale), green where it helped, red where it did not."""
+    from matplotlib.ticker import FuncFormatter
+
     records = runs[-1].records if runs else []
     ax = fig.add_subplot(1, 1, 1)
     per_step = [r["seconds"] / r["steps"] * 1e3 for r in records]
-    labels = [r["label"] for r in records]
+    if not per_step:
+        return
+    floor = min(per_step) / 2  # the first bar starts here: a log axis has no zero
     for i, ms in enumerate(per_step):
-        before = per_step[i - 1] if i else ms
+        before = per_step[i - 1] if i else floor
         low, high = sorted((before, ms))
         color = "tab:gray" if i == 0 else ("tab:green" if ms <= before else "tab:red")
-        ax.bar(i, high - low if i else ms, bottom=low if i else 0, color=color, width=0.6)
-        gain = f"{before / ms:.2f}x" if i else f"{ms:.2f} ms"
-        ax.annotate(gain, (i, high), ha="center", va="bottom", fontsize=9)
-    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
+        ax.bar(i, high - low, bottom=low, color=color, width=0.6)
+        gain = f"{before / ms:.2f}x, " if i else ""
+        ax.annotate(f"{gain}{ms:.2f} ms", (i, high), ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(range(len(records)), [r["label"] for r in records], rotation=20, ha="right")
     ax.set_yscale("log")
+    ax.set_ylim(floor, max(per_step) * 1.6)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.set_ylabel("ms per step (median of the rounds)")
-    total = per_step[0] / per_step[-1] if per_step else float("nan")
-    ax.set_title(f"Each fix's gain, measured here: {total:.1f}x in all")
+    ax.set_title(f"Each fix's gain, measured here: {per_step[0] / per_step[-1]:.1f}x in all")
 
 
 # ---------------------------------------------------------------------------------------
