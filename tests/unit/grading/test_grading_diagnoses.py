@@ -71,6 +71,19 @@ def record_honestly(runs, script, steps):
     return run
 
 
+def row(script, steps, *, duration_s, loss):
+    """A finished run of ``steps`` steps of ``script`` as a registry row, its duration and loss as given."""
+    return registry.Run(
+        "by hand",
+        status="finished",
+        hyperparameters={"batch": script.batch, "steps": steps},
+        data_hash=cs.data_hash(script),
+        duration_s=duration_s,
+        examples=steps * script.batch,
+        metrics={"loss": loss},
+    )
+
+
 def test_an_honest_record_passes_warmed_up_or_not():
     grading.check_recorded_run(record_honestly, section="5. The run registry")
 
@@ -86,17 +99,7 @@ def test_an_honest_record_passes_warmed_up_or_not():
     [
         # a run timed by hand, around nothing: a throughput a thousand times too high
         (
-            lambda runs, script, steps: runs.add(
-                registry.Run(
-                    "fast",
-                    status="finished",
-                    hyperparameters={"batch": script.batch, "steps": steps},
-                    data_hash=cs.data_hash(script),
-                    duration_s=1e-6,
-                    examples=steps * script.batch,
-                    metrics={"loss": script.train(steps)},
-                )
-            ),
+            lambda runs, script, steps: runs.add(row(script, steps, duration_s=1e-6, loss=script.train(steps))),
             "a warmed-up copy",
         ),
         # the row says 8 steps; the script ran 2
@@ -106,17 +109,7 @@ def test_an_honest_record_passes_warmed_up_or_not():
         ),
         # made up without training
         (
-            lambda runs, script, steps: runs.add(
-                registry.Run(
-                    "made up",
-                    status="finished",
-                    hyperparameters={"batch": script.batch, "steps": steps},
-                    data_hash=cs.data_hash(script),
-                    duration_s=0.01,
-                    examples=steps * script.batch,
-                    metrics={"loss": 1.0},
-                )
-            ),
+            lambda runs, script, steps: runs.add(row(script, steps, duration_s=0.01, loss=1.0)),
             "ran 0 steps",
         ),
     ],
@@ -133,17 +126,7 @@ def test_a_run_slower_than_its_record_says_fails():
         start = time.perf_counter()
         loss = script.train(steps)
         took = time.perf_counter() - start
-        return runs.add(
-            registry.Run(
-                "padded",
-                status="finished",
-                hyperparameters={"batch": script.batch, "steps": steps},
-                data_hash=cs.data_hash(script),
-                duration_s=took * 1000,  # longer than the call itself
-                examples=steps * script.batch,
-                metrics={"loss": loss},
-            )
-        )
+        return runs.add(row(script, steps, duration_s=took * 1000, loss=loss))  # longer than the call itself
 
     with pytest.raises(grading.GradingFailure, match="duration_s"):
         grading.check_recorded_run(padded)
