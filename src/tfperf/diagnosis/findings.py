@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND
+from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND, InputWait
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class Counts:
     eager_ops: int
     graph_calls: int
     printed_lines: int
-    input_wait: Any = None  #: the Profiler's input wait of the profiled steps (profile_analysis.InputWait), if profiled
+    input_wait: InputWait | None = None  #: the Profiler's input wait of the profiled steps, if they were profiled
     profiled_steps: int = 0  #: steps run under the Profiler after the counted ones (not counted)
 
     def per_step(self, value: float) -> float:

@@ -195,8 +195,7 @@ def diagnose(
             counts.input_wait = profile_analysis.input_wait(written, seconds)
         except profile_analysis.ProfilerAnalysisUnavailable as err:
             note = str(err)
-    found = Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)
-    return found
+    return Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)
 
 
 def diagnose_script(path: str | Path, *, steps: int = 20, warmup: int = 2, **options: Any) -> Diagnosis:

@@ -103,6 +103,14 @@ def _table_with(tables: list[dict], column: str) -> dict | None:
     return next((t for t in tables if any(c.get("id") == column for c in t.get("cols", []))), None)
 
 
+def step_summary(tables: list[dict]) -> dict[str, str]:
+    """XProf's summary of the marked steps from its input-pipeline analyzer's tables (``steptime_ms_average``,
+    ``infeed_time_ms_avg``, ``host_compute_time_ms_avg``, ``input_conclusion``, ...; its values are text), or an
+    empty dict where XProf found no step."""
+    summary = (_table_with(tables, "infeedTimeMs") or {}).get("p", {})
+    return dict(summary) if float(summary.get("steptime_ms_average", 0) or 0) > 0 else {}
+
+
 def input_wait(capture: str | Path, wall_seconds: float) -> InputWait:
     """The input wait of a capture whose marked step took ``wall_seconds`` (:func:`capture` returns both), read
     from XProf's input-pipeline analyzer: the inclusive time of tf.data's ``Iterator::Root``, where the training
@@ -118,7 +126,5 @@ def input_wait(capture: str | Path, wall_seconds: float) -> InputWait:
         if name == ROOT:
             seconds += float(op["timeInMs"]) / 1e3
             calls += int(op["count"])
-    steps = _table_with(tables, "infeedTimeMs") or {}
-    found_step = float(steps.get("p", {}).get("steptime_ms_average", 0) or 0) > 0
-    conclusion = str(steps.get("p", {}).get("input_conclusion", "")) if found_step else ""
+    conclusion = step_summary(tables).get("input_conclusion", "")
     return InputWait(seconds=seconds, step_seconds=wall_seconds, calls=calls, conclusion=conclusion, stages=stages)

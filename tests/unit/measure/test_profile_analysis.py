@@ -56,6 +56,8 @@ def test_the_capture_is_one_marked_step_that_xprofs_overview_page_reads(tmp_path
     """Without a step marker XProf's step-time breakdown is empty ("No step marker observed")."""
     capture, seconds = profile_analysis.capture(lambda: tf.reduce_sum(tf.ones([8, 8])), tmp_path)
     assert capture.parent.parent == tmp_path / "plugins" / "profile" and seconds > 0
+    summary = profile_analysis.step_summary(profile_analysis.tool_data(capture, "input_pipeline_analyzer"))
+    assert float(summary["steptime_ms_average"]) > 0 and summary["input_conclusion"]
     overview = profile_analysis.tool_data(capture, "overview_page")
     summaries = [t["p"] for t in overview if "steptime_ms_average" in t.get("p", {})]
     assert summaries and float(summaries[0]["steptime_ms_average"]) > 0
