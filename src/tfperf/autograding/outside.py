@@ -52,10 +52,12 @@ static screen, and on reading only objects of TensorFlow's own classes (a datase
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,7 +70,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, moved, printed, sandbox, traced
+from tfperf.autograding import concepts, forkserver, moved, printed, sandbox, traced
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -198,6 +200,44 @@ def worker_argv(workdir: str, *, sandboxed: bool = True) -> list[str]:
     return sandbox.bwrap_argv(workdir, workdir, argv, bwrap=sandbox.find_bwrap(), hidden=sandbox.hidden_paths())
 
 
+def _sandbox_argv(root: str, command: list[str]) -> list[str]:
+    return sandbox.bwrap_argv(root, root, command, bwrap=sandbox.find_bwrap(), hidden=sandbox.hidden_paths())
+
+
+#: The grading process's fork server (one at a time).
+forks = forkserver.ForkServers()
+
+
+@contextlib.contextmanager
+def _worker_process(env_for, *, sandboxed: bool, forked: bool):
+    """A worker and its working folder (removed after): forked from the fork server where ``sandboxed`` and
+    ``forked`` and it can serve, else a fresh process; its environment ``env_for(folder)``."""
+    started = forks.worker(env_for, _sandbox_argv) if sandboxed and forked else None
+    if started is not None:
+        process, workdir = started
+        try:
+            yield process, workdir
+        finally:
+            process.kill()
+            shutil.rmtree(workdir, ignore_errors=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="tfperf-exercise-") as workdir:
+        process = subprocess.Popen(
+            worker_argv(workdir, sandboxed=sandboxed),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (printed.py)
+            cwd=workdir,
+            env=env_for(workdir),
+            preexec_fn=sandbox.Limits().apply if sandboxed else None,
+        )
+        try:
+            yield process, workdir
+        finally:
+            process.kill()
+            process.wait()
+
+
 def _forward_record(worker_record: Path, destination: Path | None) -> None:
     """Append the speed checks' rows that a worker recorded (``TFPERF_RECORD``) to ``destination``: JSON
     objects only, one a line (they feed the instructor's report, never a grade)."""
@@ -225,8 +265,10 @@ def grade_exercise(
     record: Path | None = None,
     speed_checks: list | None = None,
     baseline_for=None,
+    forked: bool = True,
 ) -> dict[str, Outcome]:
-    """Run ``exercise`` with ``answer_source`` in a fresh worker: grade_id -> outcome of each test cell.
+    """Run ``exercise`` with ``answer_source`` in a fresh worker (sandboxed, ``forked``: from the fork server
+    where it can, :mod:`tfperf.autograding.forkserver`): grade_id -> outcome of each test cell.
 
     Every cell gets ``timeout`` seconds; a worker that goes past it, stops early, or sends a message
     without the key fails the test cells not yet reported. Then each of ``speed_checks`` (of
@@ -240,23 +282,20 @@ def grade_exercise(
     outcomes: dict[str, Outcome] = {}
     cells = exercise.program(answer_source)
     answer_error: dict | None = None
-    with tempfile.TemporaryDirectory(prefix="tfperf-exercise-") as workdir:
-        worker_record = Path(workdir) / "record.jsonl"
-        env = dict(
+
+    def env_for(workdir: str) -> dict:
+        return dict(
             os.environ,
             MPLBACKEND="Agg",
             PYTHONDONTWRITEBYTECODE="1",
-            **{RECORD_ENV_VAR: str(worker_record), TIMED_OUTSIDE_ENV_VAR: "1" if speed_checks else ""},
+            **{
+                RECORD_ENV_VAR: str(Path(workdir) / "record.jsonl"),
+                TIMED_OUTSIDE_ENV_VAR: "1" if speed_checks else "",
+            },
         )
-        process = subprocess.Popen(
-            worker_argv(workdir, sandboxed=sandboxed),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (printed.py)
-            cwd=workdir,
-            env=env,
-            preexec_fn=sandbox.Limits().apply if sandboxed else None,
-        )
+
+    with _worker_process(env_for, sandboxed=sandboxed, forked=forked) as (process, workdir):
+        worker_record = Path(workdir) / "record.jsonl"
         worker = _Replies(process, key, timeout)
         problem = None
         untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
