@@ -112,7 +112,9 @@ def test_a_server_whose_imports_started_tensorflow_refuses_to_fork():
         "import tensorflow as tf\nfrom tfperf.autograding import forkserver\n"
         "print(forkserver.runtime_started())\ntf.constant(1.0) + 1\nprint(forkserver.runtime_started())"
     )
-    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.splitlines()
+    lines = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    ).stdout.splitlines()
     assert lines == ["None", "TensorFlow's runtime was started while importing"]
 
 
