@@ -186,6 +186,14 @@ def serve(control: socket.socket, root: str) -> None:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 (a child imports it again, and fails there as a fresh worker would)
             failed.append(f"{name}: {type(err).__name__}")
+    try:  # what the setup cell's guard.arm() imports: every course module
+        from tfperf.grading import guard
+        from tfperf.runtime import logs
+
+        with logs.captured_stderr():
+            guard.import_course_modules()
+    except Exception as err:  # noqa: BLE001 (as above)
+        failed.append(f"the course's modules: {type(err).__name__}")
     problem = runtime_started()
     control.send(json.dumps({"ready": problem is None, "problem": problem, "not_imported": failed}).encode())
     if problem is not None:

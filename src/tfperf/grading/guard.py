@@ -161,7 +161,7 @@ def arm() -> None:
                 import keras  # noqa: F401
             except ImportError:
                 pass
-            _import_course_modules()
+            import_course_modules()
         for owner_name, owner in _owners():
             _record(snapshot, owner_name, owner)
         snapshot.state = _global_state()
@@ -205,7 +205,7 @@ def _unseal_course_modules() -> None:
 NOT_PRELOADED = ("tfperf.__main__", "tfperf.cli", "tfperf.autograding", "tfperf.classgrading", "tfperf.authoring")
 
 
-def _import_course_modules() -> None:
+def import_course_modules() -> None:
     """Load every course module now, so that a notebook that imports one later gets the pristine one:
     a module first seen after learner code ran could already have been changed."""
     import importlib
