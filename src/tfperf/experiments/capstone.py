@@ -116,17 +116,24 @@ class Training:
 
 
 def make_training(
-    pitfalls: Sequence[str] = PITFALLS, *, batch: int = 64, width: int = 256, records: int = 2048, seed: int = 0
+    pitfalls: Sequence[str] = PITFALLS,
+    *,
+    batch: int = 64,
+    width: int = 256,
+    records: int = 2048,
+    seed: int = 0,
+    data: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Training:
     """The capstone's script with ``pitfalls`` (a subset of :data:`PITFALLS`); the same data, model and results
-    whatever the pitfalls (only the time changes)."""
+    whatever the pitfalls (only the time changes). Its records are ``data`` (features, labels) where given, else
+    :func:`make_data` of ``records`` and ``seed``."""
     unknown = set(pitfalls) - set(PITFALLS)
     if unknown:
         raise ValueError(f"unknown pitfalls {sorted(unknown)}; the script has {', '.join(PITFALLS)}")
     import keras
 
     pitfalls = frozenset(pitfalls)
-    x, y = make_data(records, seed)
+    x, y = make_data(records, seed) if data is None else data
     model = make_model(width, seed)
     optimizer = keras.optimizers.SGD(LEARNING_RATE)
     optimizer.build(model.trainable_variables)

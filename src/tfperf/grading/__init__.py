@@ -19,7 +19,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``pipelines``: tf.data pipelines.
 - ``printing``: what code prints.
 - ``roofline``: a step placed on the roofline from a card's numbers (its regime and its floor).
-- ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen (chapter 8).
+- ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen, and a fixed script diagnosed (chapter 8).
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
 - ``speed``: speedups and steady epochs.
 - ``syncs``: host reads and uploads.
@@ -35,7 +35,7 @@ from tfperf.grading.classifiers import (
     assert_probabilities,
     predictions,
 )
-from tfperf.grading.diagnoses import check_diagnosis
+from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
@@ -77,6 +77,7 @@ __all__ = [
     "check_pipeline_stages",
     "check_placements",
     "check_diagnosis",
+    "check_fixed_script",
     "check_recorded_run",
     "check_reports",
     "check_same_as",

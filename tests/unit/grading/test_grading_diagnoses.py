@@ -130,3 +130,106 @@ def test_a_run_slower_than_its_record_says_fails():
 
     with pytest.raises(grading.GradingFailure, match="duration_s"):
         grading.check_recorded_run(padded)
+
+
+def make_script(x, y, *, batch, width, seed, keep=()):
+    """A learner's fixed script (chapter 8, exercise 3), with the pitfalls in ``keep`` left as the chapter's script
+    has them."""
+    import keras
+
+    model = cs.make_model(width, seed)
+    optimizer = keras.optimizers.SGD(cs.LEARNING_RATE)
+    optimizer.build(model.trainable_variables)
+    loss_of = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step(features, labels, learning_rate):
+        with tf.GradientTape() as tape:
+            loss = loss_of(labels, model(features, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.learning_rate.assign(learning_rate)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    if "eager-steps" not in keep:
+        step = tf.function(step)
+    if "input-bound" in keep:
+        dataset = tf.data.Dataset.from_tensor_slices((x, y)).map(cs.preprocess, synchronous=True)
+        options = tf.data.Options()
+        options.autotune.enabled = False
+        options.experimental_optimization.inject_prefetch = False
+        options.experimental_optimization.map_and_batch_fusion = False
+        dataset = dataset.batch(batch, drop_remainder=True).with_options(options)
+    else:
+        dataset = tf.data.Dataset.from_tensor_slices(cs.preprocess(tf.constant(x), tf.constant(y)))
+        dataset = dataset.batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    batches = iter(dataset.repeat())
+    done = [0]
+
+    def train(steps):
+        loss = None
+        for _ in range(steps):
+            done[0] += 1
+            rate = cs.LEARNING_RATE * cs.DECAY ** done[0]
+            features, labels = next(batches)
+            loss = step(features, labels, rate if "retracing" in keep else tf.constant(rate, tf.float32))
+            if "host-read-every-step" in keep:
+                float(loss)
+            if "print-in-step" in keep:
+                print("step", done[0])
+        return float(loss)
+
+    return train, model
+
+
+def test_a_fixed_script_passes_and_its_results_are_the_scripts():
+    grading.check_fixed_script(make_script, seed=3, section="4. Fix one cause at a time")
+    x, y = cs.make_data(256, seed=1)
+    script = cs.make_training(cs.PITFALLS, batch=32, width=64, seed=2, data=(x, y))
+    mine, model = make_script(x, y, batch=32, width=64, seed=2)
+    with tfperf.runtime.logs.captured_output():
+        assert script.train(12) == mine(12)
+    for theirs, ours in zip(script.model.get_weights(), model.get_weights()):
+        assert (theirs == ours).all()  # on a CPU, bit for bit
+
+
+@pytest.mark.parametrize("pitfall", cs.PITFALLS)
+def test_a_script_with_a_pitfall_left_fails_naming_it(pitfall):
+    def left(x, y, **sizes):
+        return make_script(x, y, keep=(pitfall,), **sizes)
+
+    with pytest.raises(grading.GradingFailure, match=f"still finds {pitfall}"):
+        grading.check_fixed_script(left, seed=3)
+
+
+def test_the_chapters_own_script_does_not_count_as_a_fix_however_it_is_reached():
+    def library(x, y, *, batch, width, seed):
+        script = cs.make_training((), batch=batch, width=width, seed=seed, data=(x, y))
+        return script.train, script.model
+
+    def in_a_thread(x, y, **sizes):
+        import threading
+
+        made = []
+        thread = threading.Thread(target=lambda: made.append(library(x, y, **sizes)))
+        thread.start()
+        thread.join()
+        return made[0]
+
+    def hook_removed(x, y, **sizes):
+        import sys
+
+        sys.setprofile(None)
+        return library(x, y, **sizes)
+
+    for answer, problem in (
+        (library, "calls cs.make_training"),
+        (in_a_thread, "calls cs.make_training"),
+        (hook_removed, "profile hook"),
+    ):
+        with pytest.raises(grading.GradingFailure, match=problem):
+            grading.check_fixed_script(answer, seed=3)
+
+
+def test_what_a_fixed_script_returns_is_checked():
+    with pytest.raises(grading.GradingFailure, match="expected a pair"):
+        grading.check_fixed_script(lambda x, y, **sizes: make_script(x, y, **sizes)[0], seed=3)
