@@ -217,3 +217,17 @@ def pack(submissions: list[Submission]) -> list[PackedSubmission]:
         else:
             home.members.append(submission)
     return packs
+
+
+def reference_source(assignment: str, grade_id: str) -> str:
+    """The reference answer of a solution cell (the code between its solution markers), for cases that change it
+    in one place."""
+    from tests.conftest import REPO
+
+    (path,) = (REPO / "solutions" / assignment).glob("*.ipynb")
+    cell = next(
+        c for c in nbformat.read(path, as_version=4).cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+    )
+    match = re.search(r"^### BEGIN SOLUTION\n(.*?)^### END SOLUTION$", cell.source, re.M | re.S)
+    assert match is not None, f"{assignment}: {grade_id} has no solution region"
+    return match.group(1)

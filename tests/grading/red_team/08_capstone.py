@@ -5,7 +5,9 @@ is not the run (fewer steps than it says), and one that changes the registry's c
 Classes of the grading-integrity issue: (2) changing what the grader reads, (3) reaching the value by another path,
 (4) behaving differently when a check is on the stack."""
 
-from tests.grading.submission import Submission
+from tests.grading.submission import Submission, reference_source
+
+_FIXED = reference_source("08_capstone", "fixed_script")
 
 _DIAGNOSE_TESTS = ("input_bound", "eager_steps", "retracing", "host_read_every_step", "print_in_step")
 _ALL_DIAGNOSE_TESTS = {f"diagnose_{p}_tests": 0 for p in _DIAGNOSE_TESTS}
@@ -87,5 +89,50 @@ def record_run(runs, script, steps):
 """
         },
         {"record_tests": 0},
+    ),
+    # (3) Exercise 3 reached by another path: the chapter's own script with every switch off. Its results are the
+    #     script's (1); the fix is not the learner's: check_fixed_script sees cs.make_training called (0).
+    Submission(
+        "red3_the_chapters_own_fixed_script",
+        {
+            "fixed_script": """def make_fixed_training(x, y, *, batch, width, seed):
+    script = cs.make_training((), batch=batch, width=width, seed=seed, data=(x, y))
+    def train(steps):
+        return script.train(steps)
+    return train, script.model
+"""
+        },
+        {"fixed_script_speed_tests": 0},
+    ),
+    # (2) Exercise 3, the baseline slowed: the reference fix, and the chapter's script made slower through the
+    #     module's dictionary (past the sealed module). Outside the kernel the unfixed code's worker never runs the
+    #     answer; in the answer's worker the guard sees the library changed: 0 for both cells.
+    Submission(
+        "red2_script_as_written_slowed",
+        {
+            "fixed_script": _FIXED
+            + """
+import time as _time
+_original = cs.make_training
+def _slow(*args, **kwargs):
+    _time.sleep(0.5)
+    return _original(*args, **kwargs)
+vars(cs)["make_training"] = _slow
+"""
+        },
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
+    ),
+    # (2) Exercise 3, what the check reads changed: the reference fix, which removes Python's profile hook (where
+    #     check_fixed_script looks for the chapter's own script) when it builds the script. Results (1); the check
+    #     sees the hook gone (0).
+    Submission(
+        "red2_profile_hook_removed",
+        {
+            "fixed_script": _FIXED.replace(
+                '    """cs.make_training\'s script',
+                '    import sys\n    sys.setprofile(None)\n    """cs.make_training\'s script',
+            )
+        },
+        {"fixed_script_speed_tests": 0},
     ),
 ]

@@ -3,9 +3,24 @@ with it and one with none): a procedure without the Profiler (input-bound missed
 trace counted as retracing in every script), one that names every finding, a constant guess, and honest alternatives
 (more steps and no device card; the tool's report read by code rather than codes()). Exercise 2: record_tests (1):
 a record with a duration made up, one without the data's hash, and an honest record built by hand with
-registry.Run and runs.add."""
+registry.Run and runs.add. Exercise 3: fixed_script_tests (1: the script's results, nothing printed) and
+fixed_script_speed_tests (2: the diagnosis finds no pitfall, and the speed): every fix but the print, every fix but the
+pipeline's, a loop one step short, and an honest alternative pipeline (preprocessed a batch at a time, cached)."""
 
-from tests.grading.submission import Submission
+from tests.grading.submission import Submission, reference_source
+
+#: The reference answer of exercise 3, which the cases below change in one place each.
+_FIXED = reference_source("08_capstone", "fixed_script")
+
+
+def fixed(old: str, new: str) -> str:
+    """The reference fixed script with ``old`` (which it must contain) replaced by ``new``."""
+    assert old in _FIXED, old
+    return _FIXED.replace(old, new)
+
+
+_PREPROCESS_ONCE = "    features, labels = cs.preprocess(tf.constant(x), tf.constant(y))\n"
+_BATCHED = "dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(batch, drop_remainder=True)"
 
 _DIAGNOSE = """def diagnose_codes(train):
     with tempfile.TemporaryDirectory() as logdir:
@@ -100,6 +115,54 @@ SUBMISSIONS = [
                                  data_hash=registry.data_hash(*script.data), duration_s=seconds,
                                  examples=steps * script.batch, metrics={"loss": loss}))
 """
+        },
+        {},
+    ),
+    # Exercise 3: every fix but the print: it prints a line a step (0), and the diagnosis names print-in-step (0).
+    Submission(
+        "fixed: still prints",
+        {
+            "fixed_script": fixed(
+                "            loss = step(features, labels, rate)",
+                "            loss = step(features, labels, rate)\n            print('step', done[0])",
+            )
+        },
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
+    ),
+    # Exercise 3: every fix but the pipeline's (records preprocessed one at a time, nothing prefetched): the same
+    # results (1), but the Profiler shows the steps waiting for their input: input-bound (0), whatever its speed.
+    Submission(
+        "fixed: all but the pipeline",
+        {
+            "fixed_script": fixed(_PREPROCESS_ONCE, "")
+            .replace(
+                _BATCHED,
+                "options = tf.data.Options()\n    options.autotune.enabled = False\n"
+                "    options.experimental_optimization.inject_prefetch = False\n"
+                "    options.experimental_optimization.map_and_batch_fusion = False\n"
+                "    dataset = tf.data.Dataset.from_tensor_slices((x, y)).map(cs.preprocess, synchronous=True)\n"
+                "    dataset = dataset.batch(batch, drop_remainder=True).with_options(options)",
+            )
+            .replace("dataset.prefetch(tf.data.AUTOTUNE).repeat()", "dataset.repeat()")
+        },
+        {"fixed_script_speed_tests": 0},
+    ),
+    # Exercise 3: one step short (the loop from 1): other weights (0), and the speed check compares every result.
+    Submission(
+        "fixed: one step short",
+        {"fixed_script": fixed("for _ in range(steps):", "for _ in range(1, steps):")},
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
+    ),
+    # Exercise 3, honest alternative: the records preprocessed a batch at a time inside the pipeline and cached (the
+    # same values), then prefetched: full marks (measured here: 2.5x-3.9x on one core, no pitfall found).
+    Submission(
+        "fixed: batched map, cached",
+        {
+            "fixed_script": fixed(_PREPROCESS_ONCE, "").replace(
+                _BATCHED,
+                "dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch, drop_remainder=True)"
+                ".map(cs.preprocess).cache()",
+            )
         },
         {},
     ),
