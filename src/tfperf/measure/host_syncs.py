@@ -124,10 +124,11 @@ def _record_upload(kind: str, n: int = 1) -> None:
 def _is_host_data(value) -> bool:
     """NumPy arrays and Python lists of data: what an upload copies.
 
-    Scalars and short flat sequences (shapes such as ``(4, 1)``, axis lists) are not data.
+    Scalars and short flat sequences (shapes such as ``(4, 1)``, axis lists) are not data, nor are short integer
+    arrays: the reduction axes that ``tf.reduce_sum(x)`` and its kind make from ``np.arange`` on every call.
     """
     if isinstance(value, np.ndarray):
-        return value.ndim > 0
+        return value.ndim > 0 and not (value.ndim == 1 and value.size <= 8 and value.dtype.kind in "iu")
     if isinstance(value, (list, tuple)):
         return len(value) > 8 or any(isinstance(v, (list, tuple, np.ndarray)) for v in value)
     return False

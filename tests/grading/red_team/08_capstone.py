@@ -123,8 +123,9 @@ vars(cs)["make_training"] = _slow
         {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
     ),
     # (2) Exercise 3, what the check reads changed: the reference fix, which removes Python's profile hook (where
-    #     check_fixed_script looks for the chapter's own script) when it builds the script. Results (1); the check
-    #     sees the hook gone (0).
+    #     check_fixed_script looks for the chapter's own script) when it builds the script: the static screen flags
+    #     sys.setprofile and zeroes the exercise (were it let through, check_fixed_script fails where the hook is gone:
+    #     tests/unit/grading/test_grading_diagnoses.py).
     Submission(
         "red2_profile_hook_removed",
         {
@@ -133,6 +134,6 @@ vars(cs)["make_training"] = _slow
                 '    import sys\n    sys.setprofile(None)\n    """cs.make_training\'s script',
             )
         },
-        {"fixed_script_speed_tests": 0},
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
     ),
 ]

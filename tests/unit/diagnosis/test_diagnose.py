@@ -229,6 +229,43 @@ def test_keras_fit_reads_its_logs_every_call(steps_per_execution, codes):
     assert found.counts.pipeline_traces >= 1 and found.counts.traces == 0
 
 
+def test_keras_fit_run_eagerly_runs_its_steps_op_by_op():
+    """Chapter 3, section 3: ``run_eagerly=True`` runs the train step op by op, which the tool names eager-steps."""
+    from tfperf.experiments import keras_fit
+
+    model = keras_fit.compile_classifier(keras_fit.build_classifier(), run_eagerly=True, steps_per_execution=8)
+    x, y = keras_fit.make_data(32 * 64)
+
+    def train(steps):
+        model.fit(x, y, batch_size=32, epochs=1, steps_per_epoch=steps, verbose=0)
+
+    found = diagnose(train, steps=16, card=None)
+    assert "eager-steps" in found.codes() and "retracing" not in found.codes(), found.report()
+
+
+@pytest.mark.parametrize(
+    "strategy, codes",
+    [
+        ("convert every step", ["per-batch-upload"]),
+        (".numpy() round trip", ["host-read-every-step", "per-batch-upload"]),
+        ("convert once", []),
+    ],
+)
+def test_chapter_1s_own_loops(strategy, codes):
+    """Chapter 1, section 4: the array converted again every step is an upload a step, the tensor read back and
+    converted again every step a host read and an upload a step; converted once, neither (tfperf.experiments.tensors_and_devices). The
+    loops run op by op, as chapter 1 (before graphs) writes them: eager-steps is left out of the comparison."""
+    from tfperf.experiments import tensors_and_devices as td
+
+    array = td.make_array(0.1)
+
+    def train(steps):
+        td.loop_for(strategy, array, steps)()
+
+    found = diagnose(train, steps=8, warmup=2, card=None)
+    assert [c for c in found.codes() if c != "eager-steps"] == codes, found.report()
+
+
 class Card:
     """A made-up device card: ceiling name -> value (``function_call`` alone by default)."""
 

@@ -111,6 +111,18 @@ def test_counts_numpy_uploads_separately():
     assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
 
 
+def test_the_axes_a_reduction_makes_for_itself_are_not_uploads():
+    x = tf.ones((4, 3))
+    labels = np.arange(6, dtype=np.int32)
+    with host_syncs.counting() as syncs:
+        for _ in range(3):
+            tf.reduce_sum(x)  # makes its axes from np.arange on every call
+            tf.reduce_mean(x, axis=[0, 1])
+        tf.convert_to_tensor(labels)  # six labels: a short integer array, not counted either
+        tf.convert_to_tensor(np.arange(64, dtype=np.int32))  # 64 labels: data
+    assert syncs.uploads == 1
+
+
 def test_reads_through_numpy_functions_and_private_methods_count():
     t = tf.constant([1.0, 2.0, 3.0])
     with host_syncs.counting() as syncs:
