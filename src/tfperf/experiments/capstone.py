@@ -13,6 +13,9 @@ generated records through a ``tf.data`` pipeline. Each pitfall of :data:`PITFALL
 - ``host-read-every-step``: the loss read with ``float()`` after every step, to log it; fixed: read once a call;
 - ``print-in-step``: a progress line printed every step; fixed: none.
 
+:func:`make_fit_training` writes the same script with Keras's ``fit``, which leaves two of those causes possible:
+the pipeline, and one step per call of its train function (``steps_per_execution``).
+
 :func:`fix_ladder` measures the script with every pitfall, then with the fixes applied one at a time, each
 configuration timed in interleaved rounds (medians); :func:`plot_waterfall` draws each fix's gain.
 :func:`variant` draws a script with one pitfall (or none) and sizes of its own: what the chapter's diagnosis
@@ -165,6 +168,56 @@ def make_training(
             if "print-in-step" in pitfalls:
                 print(f"step {done[0]} done")
         return float(loss) if loss is not None else float("nan")  # one read a call
+
+    return Training(train, pitfalls, batch, width, seed, (x, y), model, lambda: done[0])
+
+
+#: The pitfalls of the script's ``fit`` variant (:func:`make_fit_training`): Keras's ``fit`` has none of the loop's
+#: others (it runs its step as a graph, passes the learning rate's schedule in the graph, prints nothing a step).
+FIT_PITFALLS = ("input-bound", "one-step-per-call")
+#: The steps of one call of the fixed ``fit`` variant's train function (``steps_per_execution``).
+FIT_STEPS_PER_CALL = 16
+
+
+def make_fit_training(
+    pitfalls: Sequence[str] = FIT_PITFALLS,
+    *,
+    batch: int = 64,
+    width: int = 256,
+    records: int = 2048,
+    seed: int = 0,
+    data: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Training:
+    """The capstone's script written with Keras's ``fit``: the same data, model, loss, optimizer and decaying learning
+    rate (a Keras schedule), with ``pitfalls`` (a subset of :data:`FIT_PITFALLS`): ``input-bound``, the same pipeline as
+    :func:`make_training`'s; ``one-step-per-call``, ``steps_per_execution=1`` (fixed: :data:`FIT_STEPS_PER_CALL`).
+    ``train(steps)`` runs one ``fit`` call of ``steps`` steps (a multiple of the steps a call where fixed) and returns
+    the last loss Keras logged."""
+    unknown = set(pitfalls) - set(FIT_PITFALLS)
+    if unknown:
+        raise ValueError(f"unknown pitfalls {sorted(unknown)}; the fit variant has {', '.join(FIT_PITFALLS)}")
+    import keras
+
+    pitfalls = frozenset(pitfalls)
+    x, y = make_data(records, seed) if data is None else data
+    model = make_model(width, seed)
+    per_call = 1 if "one-step-per-call" in pitfalls else FIT_STEPS_PER_CALL
+    # the loop's rate at its step k (from 1) is LEARNING_RATE * DECAY**k; Keras's schedule counts steps from 0
+    schedule = keras.optimizers.schedules.ExponentialDecay(LEARNING_RATE * DECAY, decay_steps=1, decay_rate=DECAY)
+    model.compile(
+        optimizer=keras.optimizers.SGD(schedule),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        steps_per_execution=per_call,
+    )
+    dataset = pipeline(x, y, batch, per_record="input-bound" in pitfalls)
+    done = [0]
+
+    def train(steps: int) -> float:
+        if steps % per_call:
+            raise ValueError(f"run a multiple of {per_call} steps: each call of the train function runs {per_call}")
+        history = model.fit(dataset, epochs=1, steps_per_epoch=steps, shuffle=False, verbose=0)
+        done[0] += steps
+        return float(history.history["loss"][-1])
 
     return Training(train, pitfalls, batch, width, seed, (x, y), model, lambda: done[0])
 

@@ -16,6 +16,7 @@ XProf calls a program "HIGHLY input-bound" from 20% of its step time waiting for
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,12 @@ def capture(run: Callable[[], Any], logdir: str | Path) -> tuple[Path, float]:
     import tensorflow as tf
 
     logdir = Path(logdir)
-    before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}  # a capture in the same second: same file
+    before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
+    # The Profiler names a capture's folder by the second it started: a second capture in the same second would
+    # overwrite the first, and XProf would read its analysis cached beside it (ALL_HOSTS.op_stats_v2.pb) for the new one.
+    wait = max(before.values(), default=0) / 1e9 + 1.05 - time.time()
+    if wait > 0:
+        time.sleep(wait)
     tf.profiler.experimental.start(str(logdir))
     try:
         with tf.profiler.experimental.Trace(STEP_NAME, step_num=0, _r=1):

@@ -61,3 +61,28 @@ def test_the_ladder_fixes_one_pitfall_at_a_time_and_its_plot_draws_each_gain():
     cs.plot_waterfall(fig, [Run("earlier"), Run("ladder", records=records)])  # the latest run
     assert "in all" in fig.axes[0].get_title() and len(fig.axes[0].patches) == len(records)
     plt.close(fig)
+
+
+def test_the_fit_variant_trains_the_loops_weights_and_is_diagnosed_as_its_pitfalls(tmp_path):
+    """make_fit_training: the custom loop's script with fit (the same batches, loss, optimizer and learning rate step by
+    step): the same weights after the same steps; as written it is named input-bound and one-step-per-call (with
+    Keras's host read of its logs), fixed nothing."""
+    import numpy as np
+
+    data = cs.make_data(512, seed=4)
+    loop = cs.make_training((), batch=32, width=64, seed=5, data=data)
+    fit = cs.make_fit_training((), batch=32, width=64, seed=5, data=data)
+    loop.train(32)
+    fit.train(32)
+    for ours, theirs in zip(loop.model.get_weights(), fit.model.get_weights()):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        fit.train(5)
+
+    pitfalls = (("input-bound", "one-step-per-call"), ())
+    for pitfall, expected in zip(pitfalls, ({"input-bound", "one-step-per-call", "host-read-every-step"}, set())):
+        script = cs.make_fit_training(pitfall, width=256)
+        found = diagnose(
+            script.train, steps=32, warmup=16, card=None, profile_dir=tmp_path / str(len(pitfall)), profile_steps=16
+        )
+        assert set(found.codes()) == expected, found.report()

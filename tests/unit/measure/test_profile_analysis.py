@@ -45,6 +45,17 @@ def test_the_unfixed_pipeline_waits_most_of_the_time_and_the_fixed_one_hardly(tm
     assert name.startswith(profile_analysis.ROOT + "::") and seconds > fixed.slowest_stage()[1]
 
 
+def test_two_captures_in_one_folder_each_keep_their_own_analysis(tmp_path):
+    """The Profiler names a capture's folder by its second: a second capture right after the first gets a folder of its
+    own (else it overwrote the first, and XProf read its analysis cached beside it)."""
+    first, first_seconds = captured(tmp_path, chapter_4_steps({}))
+    x = tf.ones([64, 64])
+    second, second_seconds = captured(tmp_path, lambda: [tf.linalg.matmul(x, x) for _ in range(20)])
+    assert first != second and first.is_file() and second.is_file()
+    assert profile_analysis.input_wait(first, first_seconds).calls == 8
+    assert profile_analysis.input_wait(second, second_seconds).calls == 0
+
+
 def test_a_run_without_tf_data_waits_for_no_input(tmp_path):
     x = tf.ones([64, 64])
     wait = profile_analysis.input_wait(*captured(tmp_path, lambda: [tf.linalg.matmul(x, x) for _ in range(20)]))
