@@ -90,8 +90,9 @@ def record_run(runs, script, steps):
         },
         {"record_tests": 0},
     ),
-    # (3) Exercise 3 reached by another path: the chapter's own script with every switch off. Its results are the
-    #     script's (1); the fix is not the learner's: check_fixed_script sees cs.make_training called (0).
+    # (3) Exercise 3 reached by another path: the chapter's own script with every switch off. The static screen flags
+    #     cs.make_training (withheld from this exercise) and zeroes it; were it let through, its results are the
+    #     script's, and check_fixed_script sees cs.make_training called (tests/unit/grading/test_grading_diagnoses.py).
     Submission(
         "red3_the_chapters_own_fixed_script",
         {
@@ -102,7 +103,7 @@ def record_run(runs, script, steps):
     return train, script.model
 """
         },
-        {"fixed_script_speed_tests": 0},
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
     ),
     # (2) Exercise 3, the baseline slowed: the reference fix, and the chapter's script made slower through the
     #     module's dictionary (past the sealed module). Outside the kernel the unfixed code's worker never runs the
