@@ -29,7 +29,7 @@ Importing the package does not import TensorFlow.
 __version__ = "0.1.0"
 
 
-def diagnose(train, *, steps: int = 20, warmup: int = 2, card="cached", profile_dir=None, profile_steps: int = 5):
+def diagnose(train, *, steps: int = 20, warmup: int = 2, card="cached", profile_dir=None, profile_steps: int = 10):
     """``train(steps)`` run with the course's counters on, and what slows it (:func:`tfperf.diagnosis.run.diagnose`);
     with ``profile_dir``, ``profile_steps`` more steps under the TensorFlow Profiler, whose analysis decides
     ``input-bound``. Imports TensorFlow."""

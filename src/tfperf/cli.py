@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     diag.add_argument(
         "--profile-dir",
         type=Path,
-        help="also capture 5 more steps with the TensorFlow Profiler there: XProf's analysis of them decides input-bound",
+        help="also capture 10 more steps with the TensorFlow Profiler there: XProf's analysis of them decides input-bound",
     )
     rn = sub.add_parser("runs", help="list the training runs recorded in the run registry")
     rn.add_argument("--db-url", help="the registry's database (a SQLAlchemy URL; default: $TFPERF_RUNS_DB or SQLite)")

@@ -21,6 +21,8 @@
   grading process.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
   instructor's cells, the answer, the test cells) and reports each test cell's outcome.
+- ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks
+  each exercise's worker from it (cleaned up after every exercise).
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of

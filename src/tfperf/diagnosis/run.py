@@ -135,7 +135,7 @@ def diagnose(
     warmup: int = 2,
     card: Any = "cached",
     profile_dir: str | Path | None = None,
-    profile_steps: int = 5,
+    profile_steps: int = 10,
 ) -> Diagnosis:
     """Run ``train(warmup)`` uncounted, then ``train(steps)`` with the counters on; the findings of that run.
 

@@ -75,8 +75,9 @@ def check_diagnosis(
             )
 
 
-#: The fixed script's size in :func:`check_fixed_script`: the chapter's end-to-end runs' records and batch.
-FIXED_RECORDS, FIXED_BATCH, FIXED_WIDTH = 1024, 64, 256
+#: The fixed script's size in :func:`check_fixed_script`: the batches of :func:`~tfperf.experiments.capstone.variant`,
+#: large enough that the Profiler's steps are not a few milliseconds, where one time slice of the scheduler decides.
+FIXED_RECORDS, FIXED_BATCH, FIXED_WIDTH = 4096, 512, 256
 
 
 #: The capstone's functions that make or run a whole script: a fixed script written by the learner calls none.
@@ -115,7 +116,7 @@ def check_fixed_script(
 ) -> None:
     """Fail unless ``make_fixed_training`` makes a ``(train, model)`` pair of its own (neither made nor run by the
     capstone's :data:`WHOLE_SCRIPTS`) in which ``tfperf.diagnose`` (ten counted steps after three of warm-up, the
-    Profiler on five more) finds none of the capstone's pitfalls; records and seed drawn from ``seed`` (None:
+    Profiler on ten more) finds none of the capstone's pitfalls; records and seed drawn from ``seed`` (None:
     afresh)."""
     import tempfile
 
@@ -126,7 +127,7 @@ def check_fixed_script(
 
     rng = np.random.default_rng(seed)
     x, y = capstone.make_data(FIXED_RECORDS, seed=int(rng.integers(0, 2**31 - 1)))
-    who = "make_fixed_training(x, y, batch=64, width=256, seed=...)"
+    who = f"make_fixed_training(x, y, batch={FIXED_BATCH}, width={FIXED_WIDTH}, seed=...)"
     model_seed = int(rng.integers(0, 2**31 - 1))
     with _calls_into(capstone.__file__, WHOLE_SCRIPTS) as entered:
         made = call(

@@ -25,7 +25,7 @@ def test_every_pitfall_leaves_the_losses_as_they_are():
 
 @pytest.mark.parametrize("pitfall", [None, *cs.PITFALLS])
 def test_each_variant_is_diagnosed_as_its_pitfall(pitfall):
-    """The chapter's reference procedure: a warm-up, ten counted steps, the Profiler on five more."""
+    """The chapter's reference procedure: a warm-up, ten counted steps, the Profiler on ten more."""
     script = cs.variant(pitfall, seed=3)
     with tempfile.TemporaryDirectory() as logdir:
         found = diagnose(script.train, steps=10, warmup=3, card=None, profile_dir=logdir)
@@ -81,7 +81,7 @@ def test_the_fit_variant_trains_the_loops_weights_and_is_diagnosed_as_its_pitfal
 
     pitfalls = (("input-bound", "one-step-per-call"), ())
     for pitfall, expected in zip(pitfalls, ({"input-bound", "one-step-per-call", "host-read-every-step"}, set())):
-        script = cs.make_fit_training(pitfall, width=256)
+        script = cs.make_fit_training(pitfall, batch=512, width=256, records=4096)  # steps of a few ms
         found = diagnose(
             script.train, steps=32, warmup=16, card=None, profile_dir=tmp_path / str(len(pitfall)), profile_steps=16
         )
