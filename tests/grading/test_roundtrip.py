@@ -156,29 +156,29 @@ def fingerprint(root: Path) -> dict[str, str]:
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds of an assignment's main autograde run (the reference and the untouched version, demonstrations run),
 #: and of one packed student in the run of the packed students (demonstrations for their imports only), to
-#: balance the lanes: from a clean-clone `make test` on an otherwise idle 2-core machine, one core a lane
-#: (2026-11-25, eighth session: each run's seconds, nbgrader's start included; the packed run's over its students).
+#: balance the lanes: from the full suite of 2026-11-27 on the idle 2-core test machine, one core a lane, workers
+#: forked from the fork server (each run's seconds, nbgrader's start included; the packed run's over its students).
 MAIN_RUN_COST = {
-    "01_tensors": 58.4,
-    "02_eager_vs_graph": 72.5,
-    "03_keras_fit": 118.3,
-    "04_tf_data": 97.1,
-    "05_gpu_sync": 56.5,
-    "06_device_ceilings": 59.8,
-    "08_capstone": 51.7,  # 2026-11-26, the chapter graded alone (TFPERF_ROUNDTRIP_ASSIGNMENTS), one core
+    "01_tensors": 65.5,
+    "02_eager_vs_graph": 80.8,
+    "03_keras_fit": 157.7,
+    "04_tf_data": 138.4,
+    "05_gpu_sync": 66.5,
+    "06_device_ceilings": 64.8,
+    "08_capstone": 81.4,
 }
 PACKED_COST = {
-    "01_tensors": 13.1,
-    "02_eager_vs_graph": 13.3,
-    "03_keras_fit": 33.7,
-    "04_tf_data": 15.9,
-    "05_gpu_sync": 15.4,
-    "06_device_ceilings": 16.6,
-    "08_capstone": 17.1,  # 153.9 s for its 9 packed students, graded alone
+    "01_tensors": 19.8,  # one case's speed check alone took 121 s (red1_memo_by_object, timed in full)
+    "02_eager_vs_graph": 10.3,
+    "03_keras_fit": 33.8,
+    "04_tf_data": 17.6,
+    "05_gpu_sync": 12.0,
+    "06_device_ceilings": 13.1,
+    "08_capstone": 16.2,
 }
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
 #: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
-AS_ON_GPU_COST = {"03_keras_fit": 113.9, "04_tf_data": 68.4, "06_device_ceilings": 45.6, "08_capstone": 75.0}
+AS_ON_GPU_COST = {"03_keras_fit": 155.9, "04_tf_data": 85.9, "06_device_ceilings": 53.0, "08_capstone": 66.7}
 HANG_COST = 45.0
 
 

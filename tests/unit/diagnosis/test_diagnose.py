@@ -400,12 +400,20 @@ def test_chapter_5s_own_feeding(strategy, codes):
     assert found.codes() == codes, found.report()
 
 
-def test_chapter_2s_function_made_in_the_loop():
-    """Chapter 2, section 6: a tf.function made in every step traces in every step."""
+@pytest.mark.parametrize("placement, codes, traces", [("every step", ["retracing"], 12), ("once", [], 0)])
+def test_chapter_2s_function_made_in_the_loop_or_once(placement, codes, traces):
+    """Chapter 2, section 6: a tf.function made in every step traces in every step; made once before the loop, it
+    traced in the warm-up and never again."""
     from tfperf.experiments import eager_vs_graph as eg
 
-    found = diagnose(lambda steps: eg.function_in_loop("every step", steps)(), steps=6, card=None)
-    assert found.codes() == ["retracing"] and found.counts.traces == 6, found.report()
+    loop = eg.function_in_loop(placement, 6)  # six steps a call, the tf.function of "once" made here
+
+    def train(steps):
+        for _ in range(steps // 6):
+            loop()
+
+    found = diagnose(train, steps=12, warmup=6, card=None)
+    assert found.codes() == codes and found.counts.traces == traces, found.report()
 
 
 def chapter_4s_loop(settings):
