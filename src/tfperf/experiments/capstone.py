@@ -118,6 +118,14 @@ class Training:
         return flop_counts.dense_train_step(self.batch, [FEATURES, self.width, self.width, CLASSES])
 
 
+def _known(pitfalls: Sequence[str], known: Sequence[str], script: str) -> frozenset[str]:
+    """``pitfalls`` as a set, or a ValueError naming those that ``script`` cannot have."""
+    unknown = set(pitfalls) - set(known)
+    if unknown:
+        raise ValueError(f"unknown pitfalls {sorted(unknown)}; {script} has {', '.join(known)}")
+    return frozenset(pitfalls)
+
+
 def make_training(
     pitfalls: Sequence[str] = PITFALLS,
     *,
@@ -130,12 +138,9 @@ def make_training(
     """The capstone's script with ``pitfalls`` (a subset of :data:`PITFALLS`); the same data, model and results
     whatever the pitfalls (only the time changes). Its records are ``data`` (features, labels) where given, else
     :func:`make_data` of ``records`` and ``seed``."""
-    unknown = set(pitfalls) - set(PITFALLS)
-    if unknown:
-        raise ValueError(f"unknown pitfalls {sorted(unknown)}; the script has {', '.join(PITFALLS)}")
+    pitfalls = _known(pitfalls, PITFALLS, "the script")
     import keras
 
-    pitfalls = frozenset(pitfalls)
     x, y = make_data(records, seed) if data is None else data
     model = make_model(width, seed)
     optimizer = keras.optimizers.SGD(LEARNING_RATE)
@@ -193,12 +198,9 @@ def make_fit_training(
     :func:`make_training`'s; ``one-step-per-call``, ``steps_per_execution=1`` (fixed: :data:`FIT_STEPS_PER_CALL`).
     ``train(steps)`` runs one ``fit`` call of ``steps`` steps (a multiple of the steps a call where fixed) and returns
     the last loss Keras logged."""
-    unknown = set(pitfalls) - set(FIT_PITFALLS)
-    if unknown:
-        raise ValueError(f"unknown pitfalls {sorted(unknown)}; the fit variant has {', '.join(FIT_PITFALLS)}")
+    pitfalls = _known(pitfalls, FIT_PITFALLS, "the fit variant")
     import keras
 
-    pitfalls = frozenset(pitfalls)
     x, y = make_data(records, seed) if data is None else data
     model = make_model(width, seed)
     per_call = 1 if "one-step-per-call" in pitfalls else FIT_STEPS_PER_CALL
