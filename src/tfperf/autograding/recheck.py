@@ -64,6 +64,7 @@ class SpeedCheck:
     rtol: float = 1e-5
     atol: float = 1e-6
     pairs: int = 7  # as assert_speedup's own ``pairs``
+    condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
 
 
 def _nbgrader(cell) -> dict:
@@ -83,6 +84,13 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
             node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
         ]
         prelude = "\n".join(ast.get_source_segment(cell.source, node) for node in definitions)
+        conditions = {
+            id(inner): ast.get_source_segment(cell.source, node.test)
+            for node in tree.body
+            if isinstance(node, ast.If)
+            for statement in node.body
+            for inner in ast.walk(statement)
+        }
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
                 continue
@@ -100,6 +108,7 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                     rtol=number("rtol", 1e-5),
                     atol=number("atol", 1e-6),
                     pairs=number("pairs", 7),
+                    condition=conditions.get(id(node)),
                 )
             )
     return found
@@ -152,11 +161,13 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
                 name = f"<cell {index}>"  # AutoGraph reads a function's source through linecache
                 linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
                 exec(compile(source, name, "exec"), namespace)
+            if header.get("condition") and not current.setdefault("holds", bool(eval(header["condition"], namespace))):
+                return None, None  # not timed on this machine: nothing to build
             return eval(header["function"], namespace), eval(header["make_inputs"], namespace)
 
     try:
         function, make_inputs = load()
-        ready: dict = {"ready": True}
+        ready: dict = {"ready": True, "condition": current.get("holds", True)}
         if header.get("exercise"):
             ready |= target_of(header["exercise"])
     except BaseException:
@@ -232,6 +243,7 @@ class Worker:
                 "function": function,
                 "make_inputs": check.make_inputs,
                 "exercise": check.exercise if report_target else None,
+                "condition": check.condition if report_target else None,
             },
         )
         self.ready, _ = self._expect()
@@ -511,6 +523,8 @@ def recheck(
                     "the unfixed code's process",
                     report_target=True,
                 )
+                if not baseline.ready.get("condition", True):
+                    continue  # the check's condition does not hold on this machine: nothing is timed
                 answer = Worker(
                     answer_argv,
                     answer_cells,

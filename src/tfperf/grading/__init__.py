@@ -39,7 +39,7 @@ from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
-from tfperf.grading.precision import assert_mixed_precision
+from tfperf.grading.precision import assert_mixed_precision, assert_same_architecture, low_precision_pays
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.recorded_runs import check_recorded_run
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
@@ -58,6 +58,7 @@ __all__ = [
     "assert_keras_pristine",
     "assert_loss_matches_output",
     "assert_mixed_precision",
+    "assert_same_architecture",
     "assert_model_runs",
     "assert_moves_fewer_bytes",
     "assert_no_host_reads_in_train_step",
@@ -85,5 +86,6 @@ __all__ = [
     "check_same_result",
     "dataset_from",
     "given",
+    "low_precision_pays",
     "tracing_count",
 ]

@@ -15,6 +15,11 @@ import numpy as np
 
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.measure import timing
+from tfperf.runtime import device, logs
+
+#: Low precision must make this device's matmul at least this much faster than float32 for its speed to be graded.
+PAYS_FROM = 1.5
 
 
 def _made_by_keras(obj: Any) -> bool:
@@ -91,4 +96,58 @@ def assert_mixed_precision(
         )
 
 
-__all__ = ["assert_mixed_precision"]
+def _layout(model: Any) -> list[tuple[str, Any]]:
+    return [(type(layer).__name__, getattr(layer, "units", None)) for layer in model.layers]
+
+
+@guard.checked
+def assert_same_architecture(
+    model: Any, reference: Any, *, what: str = "Your model", section: str | None = None
+) -> None:
+    """Fail unless ``model`` has ``reference``'s layers (their classes and units) and as many parameters: a narrower
+    model would be faster for another reason than its precision."""
+    got, expected = _layout(model), _layout(reference)
+    if got != expected or model.count_params() != reference.count_params():
+        raise GradingFailure(
+            f"{what}: its layers are {got} with {model.count_params():,} parameters; the float32 model built with "
+            f"the same arguments has {expected} with {reference.count_params():,}. Build the given architecture "
+            f"(classifier_layers, with the width asked for).{reread(section)}"
+        )
+
+
+def matmul_gain(compute_dtype: str = "float16", *, n: int | None = None, pairs: int = 3) -> tuple[float, int]:
+    """How many times faster a square ``n`` matmul runs in ``compute_dtype`` than in float32 as TensorFlow runs it by
+    default (TensorFloat-32 where the GPU has it), from interleaved pairs on this device; and ``n`` (default 4096 on
+    a GPU, 256 on a CPU, where float16 matmuls can be very slow)."""
+    tf = logs.tensorflow()
+    n = n or (4096 if device.device_class() == "gpu" else 256)
+    with tf.device(device.compute_device()):
+        a = tf.random.uniform((n, n), 0.5, 1.5)
+        low = tf.cast(a, compute_dtype)
+    comparison = timing.compare(
+        lambda: tf.linalg.matmul(low, low), lambda: tf.linalg.matmul(a, a), pairs=pairs, min_time=0.02, sync=device.sync
+    )
+    return comparison.median, n
+
+
+def low_precision_pays(compute_dtype: str = "float16", *, at_least: float = PAYS_FROM) -> bool:
+    """Whether ``compute_dtype`` matmuls run at least ``at_least`` times as fast as float32's on this device, measured
+    now (:func:`matmul_gain`); prints what was measured and what that means for the speed check."""
+    gain, n = matmul_gain(compute_dtype)
+    kind = device.device_class().upper()
+    if gain >= at_least:
+        print(
+            f"On this {kind}, a {n}x{n} matmul in {compute_dtype} ran {gain:.2f}x as fast as in float32 (at least "
+            f"{at_least}x): your model's speed in mixed precision is graded next."
+        )
+        return True
+    print(
+        f"On this {kind}, a {n}x{n} matmul in {compute_dtype} ran {gain:.2f}x as fast as in float32, under the "
+        f"{at_least}x it takes for mixed precision to pay: no speed is graded here, only what the checks above "
+        f"graded. Where the card says low precision is much faster (a GPU with tensor cores), this check also "
+        f"times your model."
+    )
+    return False
+
+
+__all__ = ["PAYS_FROM", "assert_mixed_precision", "assert_same_architecture", "low_precision_pays", "matmul_gain"]

@@ -1,9 +1,11 @@
 """Round-trip cases of chapter 6 (06_device_ceilings). Exercise 1: activation_tests (3: same results, at most a third
 of the bytes), activation_speed_tests (2): the unfused step, a rewrite that still runs op by op, and an honest
 alternative (other values fail check_same_as, as in every chapter). Exercise 2: mixed_tests (2: float16 compute,
-float32 variables and output, loss scaling, the global policy restored), mixed_accuracy_tests (1): the float32
+float32 variables and output, loss scaling, the global policy restored), mixed_accuracy_tests (1), mixed_speed_tests
+(2: the wide model's structure; its speed only where float16 matmuls pay, never on this CPU): the float32
 model, per-layer dtypes without loss scaling, a float16 output, a policy left behind, an honest alternative,
-and a mixed model that trains badly. Exercise 3: place_tests (2: the regime), place_floor_tests (1: the floor):
+a mixed model that trains badly, and two red-team answers (the width ignored; Keras's step replaced on the
+model). Exercise 3: place_tests (2: the regime), place_floor_tests (1: the floor):
 the eager op's cost as the overhead floor, the ridge point without the overhead floor, the sum of the floors as
 the time, and an honest alternative by arithmetic intensity."""
 
@@ -14,11 +16,11 @@ _CHAIN = """    y = x * scale + shift
 """
 
 #: The given architecture with every layer but the softmax in mixed_float16, the global policy left at float32.
-_MIXED_LAYERS = """def make_mixed_model(seed=0):
+_MIXED_LAYERS = """def make_mixed_model(seed=0, width=128):
     keras.utils.set_random_seed(seed)
     model = keras.Sequential([keras.Input((FEATURES,)),
-                              keras.layers.Dense(128, activation="relu", dtype="mixed_float16"),
-                              keras.layers.Dense(128, activation="relu", dtype="mixed_float16"),
+                              keras.layers.Dense(width, activation="relu", dtype="mixed_float16"),
+                              keras.layers.Dense(width, activation="relu", dtype="mixed_float16"),
                               keras.layers.Dense(CLASSES, dtype="mixed_float16"),
                               keras.layers.Activation("softmax", dtype="float32")])
 """
@@ -65,14 +67,14 @@ SUBMISSIONS = [
     Submission(
         "mixed: the float32 model",
         {"mixed": "make_mixed_model = build_float32"},
-        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # Each layer given dtype="mixed_float16", the global policy left alone: the layers compute in float16, but the
     # model's own policy is float32, so compile adds no loss scaling.
     Submission(
         "mixed: per-layer dtypes, no loss scaling",
         {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer="keras.optimizers.Adam(1e-3)")},
-        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # Honest alternative: the same per-layer dtypes, with the optimizer wrapped in a LossScaleOptimizer by hand.
     Submission(
@@ -84,12 +86,12 @@ SUBMISSIONS = [
     Submission(
         "mixed: the global policy left at mixed_float16",
         {
-            "mixed": "def make_mixed_model(seed=0):\n    keras.config.set_dtype_policy('mixed_float16')\n"
-            "    keras.utils.set_random_seed(seed)\n    model = keras.Sequential(classifier_layers())\n"
+            "mixed": "def make_mixed_model(seed=0, width=128):\n    keras.config.set_dtype_policy('mixed_float16')\n"
+            "    keras.utils.set_random_seed(seed)\n    model = keras.Sequential(classifier_layers(width))\n"
             "    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss='sparse_categorical_crossentropy')\n"
             "    return model\n"
         },
-        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # Right dtypes and loss scaling, compiled with an optimizer that barely moves the weights: the structure
     # scores, the accuracy on fresh samples does not.
@@ -97,6 +99,26 @@ SUBMISSIONS = [
         "mixed: an optimizer that does not train",
         {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer=_SCALED.replace("Adam(1e-3)", "SGD(1e-5)"))},
         {"mixed_accuracy_tests": 0},
+    ),
+    # Red team: the width ignored. A model of 128 units is correct in every other way, and on a GPU it would be
+    # far faster than the float32 model of 4096: the speed check compares it with build_float32's layers first.
+    Submission(
+        "mixed: the width ignored",
+        {"mixed": _MIXED_LAYERS.replace("Dense(width", "Dense(128") + _COMPILED.format(optimizer=_SCALED)},
+        {"mixed_speed_tests": 0},
+    ),
+    # Red team: Keras's training step replaced on the model object (a step that trains nothing, in no time): the
+    # speed check times Keras's own train_on_batch and refuses a model that carries its own.
+    Submission(
+        "mixed: its own train_on_batch",
+        {
+            "mixed": _MIXED_LAYERS
+            + "    model.compile(optimizer="
+            + _SCALED
+            + ", loss='sparse_categorical_crossentropy')\n"
+            + "    if width > 128:\n        model.train_on_batch = lambda x, y: 0.5\n    return model\n"
+        },
+        {"mixed_speed_tests": 0},
     ),
     # Exercise 3: the cost of one eager op taken for the overhead floor of a tf.function step.
     Submission(

@@ -135,3 +135,40 @@ def test_a_reset_runs_the_cells_again_so_no_state_carries_over():
         assert one_call() == 1.0
     finally:
         worker.close()
+
+
+def test_a_check_under_an_if_carries_its_condition():
+    """Chapter 6's mixed-precision speed is timed only where float16 matmuls pay: the ``if`` goes with the check."""
+    checks = {
+        c.exercise: c
+        for c in recheck.speed_checks(
+            nbformat.read(REPO / "solutions/06_device_ceilings/device_ceilings.ipynb", as_version=4)
+        )
+    }
+    assert checks["06_device_ceilings.mixed_precision_speed"].condition == 'grading.low_precision_pays("float16")'
+    assert checks["06_device_ceilings.fuse_the_chain"].condition is None
+
+
+@pytest.mark.slow
+def test_the_condition_is_decided_in_the_unfixed_code_worker_before_anything_is_built():
+    cells = ["import numpy as np\nbuilt = []\ndef make():\n    built.append(1)\n    return lambda x: x"]
+    for condition, holds in (("len(built) == 0 and 1 > 2", False), ("len(built) == 0", True)):
+        check = recheck.SpeedCheck(
+            "g",
+            "06_device_ceilings.fuse_the_chain",
+            "make()",
+            "make()",
+            "lambda: (np.zeros(2),)",
+            "",
+            condition=condition,
+        )
+        worker = recheck.Worker(recheck._worker_argv(), cells, check, "make()", "the worker", report_target=False)
+        try:
+            assert worker.ready["condition"] is True  # report_target=False: the worker is not asked
+        finally:
+            worker.close()
+        worker = recheck.Worker(recheck._worker_argv(), cells, check, "make()", "the worker", report_target=True)
+        try:
+            assert worker.ready["condition"] is holds
+        finally:
+            worker.close()

@@ -96,3 +96,47 @@ def test_a_model_of_its_own_class_is_not_believed():
     model.compile(optimizer=keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01)), loss="mse")
     with pytest.raises(grading.GradingFailure, match="of class Shadow, not Keras's own"):
         grading.assert_mixed_precision(model, SAMPLE)
+
+
+def test_another_architecture_is_not_the_same():
+    grading.assert_same_architecture(_model(global_policy="mixed_float16"), _model())
+    narrow = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(8), keras.layers.Dense(3), keras.layers.Activation("softmax")]
+    )
+    with pytest.raises(grading.GradingFailure, match="with 99 parameters; the float32 model"):
+        grading.assert_same_architecture(narrow, _model(), section="4. Mixed")
+
+
+def test_the_matmul_gate_measures_this_device(capsys):
+    from tfperf.grading import precision
+    from tfperf.runtime import device
+
+    gain, n = precision.matmul_gain("float16", n=128, pairs=1)
+    assert gain > 0 and n == 128
+    pays = grading.low_precision_pays("float16", at_least=1e-6)
+    assert pays is True and "is graded next" in capsys.readouterr().out
+    assert grading.low_precision_pays("float16", at_least=1e6) is False
+    said = capsys.readouterr().out
+    assert f"On this {device.device_class().upper()}" in said and "no speed is graded here" in said
+
+
+def test_the_speed_check_can_fail_where_float16_is_slow():
+    """Where float16 matmuls do not pay (this CPU: slower than float32), the mixed model's step is no faster, and the
+    speed check, if it were run, fails: the gate, not a check that cannot fail, is what spares such devices."""
+    from tfperf.grading import precision
+
+    if precision.matmul_gain("float16")[0] >= precision.PAYS_FROM:
+        pytest.skip("float16 matmuls pay on this device: the chapter's round trip times the speed here")
+    y = np.zeros(512, np.int32)
+    mixed, float32 = _model(global_policy="mixed_float16"), _model()
+    with pytest.raises(grading.GradingFailure, match="not fast enough"):
+        grading.assert_speedup(
+            lambda x, y: np.float32(mixed.train_on_batch(x, y)),
+            lambda x, y: np.float32(float32.train_on_batch(x, y)),
+            exercise="06_device_ceilings.mixed_precision_speed",
+            make_inputs=lambda: (np.random.default_rng().standard_normal((512, 8)).astype(np.float32), y),
+            pairs=3,
+            rtol=0.5,
+            atol=0.3,
+            target=1.2,
+        )
