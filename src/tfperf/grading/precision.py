@@ -100,18 +100,37 @@ def _layout(model: Any) -> list[tuple[str, Any]]:
     return [(type(layer).__name__, getattr(layer, "units", None)) for layer in model.layers]
 
 
+def _training(model: Any) -> tuple[str, float | None, str]:
+    """The optimizer's class (inside a loss-scale wrapper), its learning rate and the loss, as compiled."""
+    optimizer = getattr(model, "optimizer", None)
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    try:
+        rate = round(float(inner.learning_rate), 9)
+    except (AttributeError, TypeError, ValueError):
+        rate = None
+    return type(inner).__name__, rate, str(getattr(model, "loss", None))
+
+
 @guard.checked
 def assert_same_architecture(
     model: Any, reference: Any, *, what: str = "Your model", section: str | None = None
 ) -> None:
-    """Fail unless ``model`` has ``reference``'s layers (their classes and units) and as many parameters: a narrower
-    model would be faster for another reason than its precision."""
+    """Fail unless ``model`` has ``reference``'s layers (their classes and units), as many parameters, and is compiled
+    with the same optimizer (inside a loss-scale wrapper or not), learning rate and loss: a narrower model, or a
+    cheaper optimizer, would be faster for another reason than its precision."""
     got, expected = _layout(model), _layout(reference)
     if got != expected or model.count_params() != reference.count_params():
         raise GradingFailure(
             f"{what}: its layers are {got} with {model.count_params():,} parameters; the float32 model built with "
             f"the same arguments has {expected} with {reference.count_params():,}. Build the given architecture "
             f"(classifier_layers, with the width asked for).{reread(section)}"
+        )
+    if _training(model) != _training(reference):
+        raise GradingFailure(
+            f"{what}: it is compiled with (optimizer, learning rate, loss) {_training(model)}; the float32 model "
+            f"with {_training(reference)}. Compile it the same way (a cheaper optimizer would be faster for "
+            f"another reason than its precision); a loss-scale wrapper around the same optimizer is expected."
+            f"{reread(section)}"
         )
 
 

@@ -105,6 +105,10 @@ def test_another_architecture_is_not_the_same():
     )
     with pytest.raises(grading.GradingFailure, match="with 99 parameters; the float32 model"):
         grading.assert_same_architecture(narrow, _model(), section="4. Mixed")
+    scaled = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01))
+    grading.assert_same_architecture(_model(hidden="mixed_float16", optimizer=scaled), _model())
+    with pytest.raises(grading.GradingFailure, match="compiled with .optimizer, learning rate, loss. .'SGD', 0.1"):
+        grading.assert_same_architecture(_model(optimizer=keras.optimizers.SGD(0.1)), _model())
 
 
 def test_the_matmul_gate_measures_this_device(capsys):
@@ -128,7 +132,25 @@ def test_the_speed_check_can_fail_where_float16_is_slow():
     if precision.matmul_gain("float16")[0] >= precision.PAYS_FROM:
         pytest.skip("float16 matmuls pay on this device: the chapter's round trip times the speed here")
     y = np.zeros(512, np.int32)
-    mixed, float32 = _model(global_policy="mixed_float16"), _model()
+
+    def wide(policy):  # matmuls large enough that float16's cost on this device shows
+        keras.config.set_dtype_policy(policy)
+        try:
+            model = keras.Sequential(
+                [
+                    keras.Input((8,)),
+                    keras.layers.Dense(512),
+                    keras.layers.Dense(512),
+                    keras.layers.Dense(3),
+                    keras.layers.Activation("softmax", dtype="float32"),
+                ]
+            )
+        finally:
+            keras.config.set_dtype_policy("float32")
+        model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
+        return model
+
+    mixed, float32 = wide("mixed_float16"), wide("float32")
     with pytest.raises(grading.GradingFailure, match="not fast enough"):
         grading.assert_speedup(
             lambda x, y: np.float32(mixed.train_on_batch(x, y)),
