@@ -194,6 +194,10 @@ def _cell_result(cell, index: int, section: str, images_dir: Path, chapter: str)
     return result
 
 
+#: A cell that runs this long is named in the progress lines, as is every cell that fails.
+SLOW_CELL_SECONDS = 10
+
+
 def run_notebook(
     path: Path, *, env: dict[str, str], out_dir: Path, timeout: int | None, say: Callable[[str], None] = print
 ) -> ChapterResult:
@@ -213,10 +217,26 @@ def run_notebook(
     made: dict[int, tuple[list[dict], list[dict]]] = {}
     last = [0]
     start = time.monotonic()
+    began = [start]
 
     def on_cell_start(cell, cell_index):
         if cell.cell_type == "markdown" and cell.source.startswith("## "):
             say(f"    {time.monotonic() - start:6.0f} s  {cell.source.splitlines()[0][3:]}")
+
+    def executed(cell, cell_index):
+        """Say at once what a long run would otherwise only show at its end: a slow cell, a failed one."""
+        took = time.monotonic() - began[0]
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        name = f"cell {cell_index}" + (f" ({grade_id})" if grade_id else "")
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            say(
+                f"             {name} failed after {took:.0f} s: {errors[0].get('ename')}: "
+                f"{str(errors[0].get('evalue', '')).splitlines()[0][:160] if errors[0].get('evalue') else ''}"
+            )
+        elif took >= SLOW_CELL_SECONDS:
+            say(f"             {name} took {took:.0f} s")
+        collect(cell_index)
 
     def collect(cell_index):
         speed, runs = _read_lines(speed_file), _read_lines(runs_file)
@@ -235,8 +255,11 @@ def run_notebook(
         allow_errors=True,
         resources={"metadata": {"path": str(path.parent)}},
         on_cell_start=on_cell_start,
-        on_cell_execute=lambda cell, cell_index: last.__setitem__(0, cell_index),
-        on_cell_executed=lambda cell, cell_index, execute_reply: collect(cell_index),
+        on_cell_execute=lambda cell, cell_index: (
+            last.__setitem__(0, cell_index),
+            began.__setitem__(0, time.monotonic()),
+        ),
+        on_cell_executed=lambda cell, cell_index, execute_reply: executed(cell, cell_index),
     )
     aborted = None
     try:

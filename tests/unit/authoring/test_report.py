@@ -132,6 +132,7 @@ def test_a_notebook_that_fails_is_reported_and_the_command_exits_1(tmp_path, cap
     assert "No speed check ran." in text
     printed = capsys.readouterr().out
     assert "[1/1]" in printed and "1. A plot" in printed and "done in" in printed and "1 failures" in printed
+    assert "cell 4 failed after 0 s: ValueError: the demo broke" in printed  # said when it failed, not at the end
     assert sorted(p.name for p in path.parent.iterdir()) == ["demo.ipynb"]  # nothing left beside the notebook
 
 
