@@ -54,7 +54,7 @@ def make_mixed_model(seed=0):
     return model
 """
         },
-        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # (5) The value reached by another path: a model of its own class holds the float16 layers for show and computes
     #     with float32 weights of its own in call(). It earned mixed_tests' 2 points before only Keras's own model
@@ -87,7 +87,7 @@ def make_mixed_model(seed=0):
     return model
 """
         },
-        {"mixed_tests": 0, "mixed_accuracy_tests": 0},
+        {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # (3) Reaching the answer by another path: the course's own placement, through a card-shaped object.
     Submission(

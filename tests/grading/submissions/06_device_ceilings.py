@@ -94,11 +94,12 @@ SUBMISSIONS = [
         {"mixed_tests": 0, "mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # Right dtypes and loss scaling, compiled with an optimizer that barely moves the weights: the structure
-    # scores, the accuracy on fresh samples does not.
+    # scores, the accuracy on fresh samples does not, nor the wide model (not compiled as the float32 one: a
+    # cheaper optimizer would make its step faster for another reason than its precision).
     Submission(
         "mixed: an optimizer that does not train",
         {"mixed": _MIXED_LAYERS + _COMPILED.format(optimizer=_SCALED.replace("Adam(1e-3)", "SGD(1e-5)"))},
-        {"mixed_accuracy_tests": 0},
+        {"mixed_accuracy_tests": 0, "mixed_speed_tests": 0},
     ),
     # Red team: the width ignored. A model of 128 units is correct in every other way, and on a GPU it would be
     # far faster than the float32 model of 4096: the speed check compares it with build_float32's layers first.
