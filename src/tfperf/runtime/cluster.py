@@ -1,0 +1,139 @@
+"""A cluster of TensorFlow worker processes on this machine, for ``tf.distribute.MultiWorkerMirroredStrategy``.
+
+:func:`run_workers` starts ``workers`` copies of a Python script, each with the ``TF_CONFIG`` that tells it the
+cluster (every worker's ``localhost:PORT``) and its own index, waits for all of them, and returns what each printed
+and how it ended. The ports are ones the system just handed out (bound to port 0, then released): taken ports are
+never chosen. Nothing outlives the call: on a timeout, an error or an interrupt every worker is killed, and a worker
+whose parent dies is killed by the kernel (``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One worker's run: its index, exit status (None: killed at the timeout) and everything it printed."""
+
+    index: int
+    returncode: int | None
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports of this machine that were free a moment ago (the system's choice for port 0)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def tf_config(ports: Sequence[int], index: int) -> str:
+    """The ``TF_CONFIG`` of worker ``index`` in a cluster of workers on ``localhost`` at ``ports``."""
+    cluster = {"worker": [f"localhost:{port}" for port in ports]}
+    return json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the timeout still ends them
+        pass
+
+
+def run_workers(
+    script: str | Path,
+    workers: int = 2,
+    *,
+    args: Sequence[str] = (),
+    timeout: float = 300.0,
+    env: dict[str, str] | None = None,
+    stop: dict[int, float] | None = None,
+) -> list[WorkerRun]:
+    """Run ``script`` as ``workers`` worker processes of one cluster; each one's :class:`WorkerRun`.
+
+    ``stop`` maps a worker's index to seconds after the start at which it is killed (SIGKILL), as a machine that
+    fails would stop; the others see what TensorFlow does about it. Every worker still running after ``timeout``
+    seconds is killed (its ``returncode`` is then None).
+    """
+    if workers < 1:
+        raise ValueError("a cluster needs at least one worker")
+    ports = free_ports(workers)
+    base = dict(os.environ if env is None else env)
+    base.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    base["PYTHONUNBUFFERED"] = "1"
+    processes = []
+    try:
+        for index in range(workers):
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, str(script), *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    env=dict(base, TF_CONFIG=tf_config(ports, index)),
+                    preexec_fn=_die_with_parent,
+                )
+            )
+        return _wait(processes, timeout, stop or {})
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def _wait(processes: list[subprocess.Popen], timeout: float, stop: dict[int, float]) -> list[WorkerRun]:
+    import threading
+
+    outputs = [""] * len(processes)
+
+    def read(index: int, process: subprocess.Popen) -> None:
+        outputs[index] = process.stdout.read()
+
+    readers = [threading.Thread(target=read, args=(i, p), daemon=True) for i, p in enumerate(processes)]
+    for reader in readers:
+        reader.start()
+    start = time.monotonic()
+    killed_at_timeout = set()
+    while any(p.poll() is None for p in processes):
+        elapsed = time.monotonic() - start
+        for index, after in stop.items():
+            if elapsed >= after and processes[index].poll() is None:
+                processes[index].kill()
+        if elapsed >= timeout:
+            for index, process in enumerate(processes):
+                if process.poll() is None:
+                    process.kill()
+                    killed_at_timeout.add(index)
+            break
+        time.sleep(0.05)
+    for process in processes:
+        process.wait()
+    for reader in readers:
+        reader.join(5)
+    return [WorkerRun(i, None if i in killed_at_timeout else p.returncode, outputs[i]) for i, p in enumerate(processes)]

@@ -1,0 +1,79 @@
+"""tfperf.runtime.cluster: worker processes of one MultiWorkerMirroredStrategy cluster, over real gRPC on loopback."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tfperf.runtime import cluster
+
+ALL_REDUCE = """
+import json, os
+import tensorflow as tf
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+total = strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(index + 1.0)), axis=None)
+print("replicas", strategy.num_replicas_in_sync, "sum", float(total))
+"""
+
+
+def test_each_worker_gets_the_cluster_and_its_own_index():
+    ports = cluster.free_ports(3)
+    assert len(set(ports)) == 3
+    config = json.loads(cluster.tf_config(ports, 2))
+    assert config == {
+        "cluster": {"worker": [f"localhost:{p}" for p in ports]},
+        "task": {"type": "worker", "index": 2},
+    }
+
+
+@pytest.mark.slow
+def test_two_workers_all_reduce_over_grpc(tmp_path):
+    script = tmp_path / "all_reduce.py"
+    script.write_text(ALL_REDUCE)
+    runs = cluster.run_workers(script, 2, timeout=240)
+    assert [r.ok for r in runs] == [True, True], [r.output[-2000:] for r in runs]
+    for run in runs:  # 1 + 2, summed across the two processes
+        assert "replicas 2 sum 3.0" in run.output
+
+
+def test_a_worker_stopped_on_purpose_and_one_left_hanging_are_both_ended(tmp_path):
+    script = tmp_path / "sleeper.py"
+    script.write_text("import time\nprint('up', flush=True)\ntime.sleep(600)\n")
+    started = time.monotonic()
+    runs = cluster.run_workers(script, 2, timeout=3, stop={1: 0.5})
+    assert time.monotonic() - started < 20
+    assert runs[0].returncode is None and "up" in runs[0].output  # killed at the timeout
+    assert runs[1].returncode == -9  # stopped as a failing machine would
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    script = tmp_path / "sleeper.py"
+    script.write_text("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(600)\n")
+    parent = tmp_path / "parent.py"
+    parent.write_text(
+        f"import sys\nfrom tfperf.runtime import cluster\ncluster.run_workers({str(script)!r}, 2, timeout=600)\n"
+    )
+    process = subprocess.Popen([sys.executable, str(parent)])
+    try:
+        time.sleep(2)
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 2
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_running(pid) for pid in children):
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in children)
+
+
+def _running(pid: str) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped by its new parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except OSError:
+        return False

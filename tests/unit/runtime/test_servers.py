@@ -1,0 +1,80 @@
+"""tfperf.runtime.servers: the tf.data service in processes of its own, on loopback; nothing left running."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from tfperf.runtime import servers  # noqa: E402
+
+
+def _gone(pids, seconds=15.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "zombie" not in _state(p)]
+        if not alive:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((line for line in f if line.startswith("State:")), "").lower()
+    except OSError:
+        return "zombie"
+
+
+@pytest.mark.slow
+def test_two_workers_serve_every_element_once_and_stop_with_the_block():
+    with servers.DataService(workers=2) as service:
+        assert service.target.startswith("grpc://localhost:") and service.workers == 2
+        pids = service.pids()
+        assert len(pids) == 3
+        dataset = tf.data.Dataset.range(200).map(lambda x: x * 2)
+        shared = dataset.apply(
+            tf.data.experimental.service.distribute(processing_mode="distributed_epoch", service=service.target)
+        )
+        got = sorted(int(v) for v in shared)
+        assert got == [2 * i for i in range(200)]  # each element once, whichever worker made it
+    assert _gone(pids)
+
+
+@pytest.mark.slow
+def test_a_child_ends_when_its_parent_is_killed(tmp_path):
+    """A kernel killed with its servers running leaves nothing behind: each child watches its standard input."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys, time\nfrom tfperf.runtime import servers\n"
+        "s = servers.DataService(workers=1)\nprint(*s.pids(), flush=True)\ntime.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2
+    finally:
+        parent.kill()
+        parent.wait()
+    assert _gone(pids)
+
+
+def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch):
+    monkeypatch.setattr(
+        servers,
+        "_argv",
+        lambda role, dispatcher=None: [sys.executable, "-c", "print('no such server'); import time; time.sleep(60)"],
+    )
+    started = time.monotonic()
+    with pytest.raises(servers.ServerFailed, match="did not start within 2 s. It said:\nno such server"):
+        servers.DataService(workers=1, timeout=2)
+    assert time.monotonic() - started < 15
+
+
+def test_at_least_one_worker():
+    with pytest.raises(ValueError, match="at least one worker"):
+        servers.DataService(workers=0)
