@@ -8,4 +8,7 @@
   machine (XLA); ``tfperf.course.start()`` applies it.
 - ``device``: ``detect()``, ``device_class()``, ``compute_device()``, ``enable_memory_growth()``,
   ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
+- ``servers``: ``DataService``, the tf.data service (a dispatcher and its workers) in processes on loopback.
+- ``cluster``: ``run_workers()``, a script run as the worker processes of one ``MultiWorkerMirroredStrategy``
+  cluster (``TF_CONFIG``, free ports), none left running.
 """
