@@ -11,7 +11,6 @@ parent holds open.
 
 from __future__ import annotations
 
-import atexit
 import os
 import signal
 import subprocess
@@ -99,8 +98,7 @@ class DataService:
         if workers < 1:
             raise ValueError("a tf.data service needs at least one worker")
         self._children: list[_Child] = []
-        self._finalizer = weakref.finalize(self, _stop, self._children)
-        atexit.register(self._finalizer)
+        self._finalizer = weakref.finalize(self, _stop, self._children)  # also runs at the interpreter's exit
         try:
             dispatcher = _start("dispatcher", None, timeout)
             self._children.append(dispatcher)
