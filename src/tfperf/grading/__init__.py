@@ -39,7 +39,12 @@ from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
-from tfperf.grading.precision import assert_mixed_precision, assert_same_architecture, low_precision_pays
+from tfperf.grading.precision import (
+    assert_mixed_precision,
+    assert_same_architecture,
+    low_precision_pays,
+    step_from_one_state,
+)
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.recorded_runs import check_recorded_run
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
@@ -55,30 +60,28 @@ __all__ = [
     "NotWritten",
     "RECORD_ENV_VAR",
     "assert_accuracy_at_least",
+    "assert_host_syncs_at_most",
     "assert_keras_pristine",
     "assert_loss_matches_output",
     "assert_mixed_precision",
-    "assert_same_architecture",
     "assert_model_runs",
     "assert_moves_fewer_bytes",
     "assert_no_host_reads_in_train_step",
-    "assert_probabilities",
-    "call",
-    "not_written",
-    "predictions",
-    "assert_host_syncs_at_most",
     "assert_prints_at_most",
     "assert_prints_each_call",
+    "assert_probabilities",
     "assert_raises",
+    "assert_same_architecture",
     "assert_speedup",
     "assert_steady_epochs",
     "assert_traces_at_most",
     "assert_uploads_at_most",
+    "call",
+    "check_diagnosis",
+    "check_fixed_script",
     "check_function",
     "check_pipeline_stages",
     "check_placements",
-    "check_diagnosis",
-    "check_fixed_script",
     "check_recorded_run",
     "check_reports",
     "check_same_as",
@@ -87,5 +90,8 @@ __all__ = [
     "dataset_from",
     "given",
     "low_precision_pays",
+    "not_written",
+    "predictions",
+    "step_from_one_state",
     "tracing_count",
 ]

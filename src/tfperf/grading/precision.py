@@ -134,6 +134,25 @@ def assert_same_architecture(
         )
 
 
+def step_from_one_state(model: Any, x0: Any, y0: Any) -> Any:
+    """A function ``(x, y) -> loss``: one training step of ``model`` (Keras's own ``train_on_batch``) on that batch,
+    from the same weights and optimizer state at every call (restored on the device first, a few assigns). Each
+    call's loss is then a function of its batch alone, comparable with another model's on the same batch; a
+    model trained further and further would drift from it. ``(x0, y0)``: a first step, which builds the
+    optimizer's state and Keras's training step for that batch shape; the state after it is the one restored."""
+    tf = logs.tensorflow()
+    model.train_on_batch(x0, y0)
+    variables = list(model.variables) + list(model.optimizer.variables)
+    saved = [tf.identity(v.value) for v in variables]
+
+    def train_step(x: Any, y: Any) -> np.float32:
+        for variable, value in zip(variables, saved):
+            variable.assign(value)
+        return np.float32(model.train_on_batch(x, y))
+
+    return train_step
+
+
 def matmul_gain(compute_dtype: str = "float16", *, n: int | None = None, pairs: int = 3) -> tuple[float, int]:
     """How many times faster a square ``n`` matmul runs in ``compute_dtype`` than in float32 as TensorFlow runs it by
     default (TensorFloat-32 where the GPU has it), from interleaved pairs on this device; and ``n`` (default 4096 on
@@ -169,4 +188,11 @@ def low_precision_pays(compute_dtype: str = "float16", *, at_least: float = PAYS
     return False
 
 
-__all__ = ["PAYS_FROM", "assert_mixed_precision", "assert_same_architecture", "low_precision_pays", "matmul_gain"]
+__all__ = [
+    "PAYS_FROM",
+    "assert_mixed_precision",
+    "assert_same_architecture",
+    "low_precision_pays",
+    "matmul_gain",
+    "step_from_one_state",
+]

@@ -150,15 +150,33 @@ def test_the_speed_check_can_fail_where_float16_is_slow():
         model.compile(optimizer=keras.optimizers.SGD(0.01), loss="sparse_categorical_crossentropy")
         return model
 
-    mixed, float32 = wide("mixed_float16"), wide("float32")
+    x0 = np.random.default_rng(0).standard_normal((512, 8)).astype(np.float32)
+    mixed = grading.step_from_one_state(wide("mixed_float16"), x0, y)
+    float32 = grading.step_from_one_state(wide("float32"), x0, y)
     with pytest.raises(grading.GradingFailure, match="not fast enough"):
         grading.assert_speedup(
-            lambda x, y: np.float32(mixed.train_on_batch(x, y)),
-            lambda x, y: np.float32(float32.train_on_batch(x, y)),
+            mixed,
+            float32,
             exercise="06_device_ceilings.mixed_precision_speed",
             make_inputs=lambda: (np.random.default_rng().standard_normal((512, 8)).astype(np.float32), y),
             pairs=3,
-            rtol=0.5,
-            atol=0.3,
+            rtol=5e-2,  # float16 matmuls on this CPU round more than a GPU's (0.018 apart on a loss of about 1)
+            atol=1e-2,
             target=1.2,
         )
+
+
+def test_each_step_starts_from_the_same_state():
+    """Every call's loss is a function of its batch alone: the same batch twice, the same loss; another model of the
+    same weights, in mixed precision, within float16's precision of it."""
+    x = np.random.default_rng(1).standard_normal((64, 8)).astype(np.float32)
+    y = np.random.default_rng(2).integers(0, 3, 64).astype(np.int32)
+    keras.utils.set_random_seed(0)
+    float32 = grading.step_from_one_state(_model(optimizer=keras.optimizers.Adam(1e-2)), x, y)
+    keras.utils.set_random_seed(0)
+    mixed = grading.step_from_one_state(
+        _model(global_policy="mixed_float16", optimizer=keras.optimizers.Adam(1e-2)), x, y
+    )
+    first = [float32(x, y) for _ in range(3)]
+    assert first[0] == first[1] == first[2]
+    assert abs(mixed(x, y) - first[0]) < 1e-2 * abs(first[0]) + 1e-3
