@@ -84,13 +84,11 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
             node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
         ]
         prelude = "\n".join(ast.get_source_segment(cell.source, node) for node in definitions)
-        conditions = {
-            id(inner): ast.get_source_segment(cell.source, node.test)
-            for node in tree.body
-            if isinstance(node, ast.If)
-            for statement in node.body
-            for inner in ast.walk(statement)
-        }
+        conditions = {}  # a call in a top-level if's body: its test; in its else branch: the test negated
+        for node in (n for n in tree.body if isinstance(n, ast.If)):
+            test = ast.get_source_segment(cell.source, node.test)
+            for branch, condition in ((node.body, test), (node.orelse, f"not ({test})")):
+                conditions |= {id(inner): condition for statement in branch for inner in ast.walk(statement)}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
                 continue

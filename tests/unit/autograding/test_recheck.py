@@ -147,6 +147,13 @@ def test_a_check_under_an_if_carries_its_condition():
     }
     assert checks["06_device_ceilings.mixed_precision_speed"].condition == 'grading.low_precision_pays("float16")'
     assert checks["06_device_ceilings.fuse_the_chain"].condition is None
+    cell = nbformat.v4.new_code_cell(
+        "if fast():\n    grading.assert_speedup(a, b, exercise='x', make_inputs=m)\n"
+        "else:\n    grading.assert_speedup(c, d, exercise='y', make_inputs=m)\n"
+    )
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
+    found = {c.exercise: c.condition for c in recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))}
+    assert found == {"x": "fast()", "y": "not (fast())"}  # the else branch is timed where the test is false
 
 
 @pytest.mark.slow
