@@ -96,8 +96,9 @@ def assert_mixed_precision(
         )
 
 
-def _layout(model: Any) -> list[tuple[str, Any]]:
-    return [(type(layer).__name__, getattr(layer, "units", None)) for layer in model.layers]
+def _layout(model: Any) -> list[tuple[str, Any, bool]]:
+    """Each layer's class, units, and whether it trains (a frozen layer skips its gradients and updates)."""
+    return [(type(layer).__name__, getattr(layer, "units", None), bool(layer.trainable)) for layer in model.layers]
 
 
 def _training(model: Any) -> tuple[str, float | None, str]:
@@ -115,11 +116,17 @@ def _training(model: Any) -> tuple[str, float | None, str]:
 def assert_same_architecture(
     model: Any, reference: Any, *, what: str = "Your model", section: str | None = None
 ) -> None:
-    """Fail unless ``model`` has ``reference``'s layers (their classes and units), as many parameters, and is compiled
+    """Fail unless ``model`` has ``reference``'s layers (their classes, units and whether they train), as many
+    parameters (trainable ones too), and is compiled
     with the same optimizer (inside a loss-scale wrapper or not), learning rate and loss: a narrower model, or a
     cheaper optimizer, would be faster for another reason than its precision."""
     got, expected = _layout(model), _layout(reference)
-    if got != expected or model.count_params() != reference.count_params():
+    trainable = sum(int(np.prod(w.shape)) for w in model.trainable_weights)
+    if (
+        got != expected
+        or model.count_params() != reference.count_params()
+        or trainable != sum(int(np.prod(w.shape)) for w in reference.trainable_weights)
+    ):
         raise GradingFailure(
             f"{what}: its layers are {got} with {model.count_params():,} parameters; the float32 model built with "
             f"the same arguments has {expected} with {reference.count_params():,}. Build the given architecture "

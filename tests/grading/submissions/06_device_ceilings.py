@@ -121,6 +121,17 @@ SUBMISSIONS = [
         },
         {"mixed_speed_tests": 0},
     ),
+    # Red team: the wide hidden layers frozen (trainable=False) when the width is large: the same layers and
+    # parameters, but a step without their gradients and updates, faster for another reason than its precision.
+    Submission(
+        "mixed: the wide layers frozen",
+        {
+            "mixed": _MIXED_LAYERS
+            + "    if width > 128:\n        for layer in model.layers[:2]:\n            layer.trainable = False\n"
+            + _COMPILED.format(optimizer=_SCALED)
+        },
+        {"mixed_speed_tests": 0},
+    ),
     # Exercise 3: the cost of one eager op taken for the overhead floor of a tf.function step.
     Submission(
         "place: the eager op as the overhead floor",

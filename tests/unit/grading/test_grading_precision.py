@@ -105,6 +105,10 @@ def test_another_architecture_is_not_the_same():
     )
     with pytest.raises(grading.GradingFailure, match="with 99 parameters; the float32 model"):
         grading.assert_same_architecture(narrow, _model(), section="4. Mixed")
+    frozen = _model(global_policy="mixed_float16")
+    frozen.layers[0].trainable = False  # no gradients, no updates for it: a faster step for another reason
+    with pytest.raises(grading.GradingFailure, match="'Dense', 16, False"):
+        grading.assert_same_architecture(frozen, _model())
     scaled = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01))
     grading.assert_same_architecture(_model(hidden="mixed_float16", optimizer=scaled), _model())
     with pytest.raises(grading.GradingFailure, match="compiled with .optimizer, learning rate, loss. .'SGD', 0.1"):
