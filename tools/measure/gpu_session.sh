@@ -33,6 +33,11 @@ step() {  # step NAME LIMIT COMMAND...: run it, at most LIMIT s and never past t
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv
 step doctor 60 python3 -m tfperf doctor
+# Chapter 6, exercise 2 alone (setup, the exercise, its speed cell twice): the check as graded, on this GPU.
+python3 tools/probes/notebook_cells.py solutions/06_device_ceilings/device_ceilings.ipynb \
+  solutions/06_device_ceilings/exercise2_only.ipynb 0-3,38-43,43
+step exercise2_06 240 python3 -m tfperf report --size ci solutions/06_device_ceilings/exercise2_only.ipynb --out "$R/ex2"
+step chapter7_probe 200 python3 tools/probes/chapter7_probe.py "$R/chapter7.json"
 # Chapter 6's exercises took over 200 s on an H100 at the small size (2026-11-27: six Keras models compiled by XLA).
 step report_06 420 python3 -m tfperf report --size ci solutions/06_device_ceilings/device_ceilings.ipynb --out "$R/06"
 step report_08 300 python3 -m tfperf report --size ci solutions/08_capstone/capstone.ipynb --out "$R/08"

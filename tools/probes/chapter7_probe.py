@@ -4,18 +4,26 @@ Usage: python tools/probes/chapter7_probe.py OUT.json
 
 1. The tf.data service (tfperf.runtime.servers): a preprocessing-bound pipeline (a sequential map of pure
    TensorFlow ops) read locally, and through a service of 1 and 2 worker processes ('distributed_epoch').
-2. MirroredStrategy on 2 logical CPU devices against one device: a Keras fit step of the same global batch.
+2. MirroredStrategy on 2 logical CPU devices against one device: a Keras fit step of the same global batch; where
+   a GPU is present, also on 2 logical GPUs (4 GiB each) split from the first GPU.
+3. Where nvidia-smi is present: the GPU memory each process holds while a service of 2 workers runs (do the
+   service's processes take GPU memory?).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import tensorflow as tf
 
 cpus = tf.config.list_physical_devices("CPU")
 tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+gpus = tf.config.list_physical_devices("GPU")
+if gpus:
+    tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=4096)] * 2)
 
 import keras  # noqa: E402
 
@@ -49,7 +57,7 @@ def data_service() -> dict:
         ("256x256 elements, batches of 16", {"size": 256, "batch": 16}),
     ):
         row = {"local": [read(pipeline(**options))[0] for _ in range(3)]}
-        for workers in (1, 2):
+        for workers in (1, 2, 4) if (os.cpu_count() or 1) >= 8 else (1, 2):
             with servers.DataService(workers=workers) as service:
                 shared = pipeline(**options).apply(
                     tf.data.experimental.service.distribute(processing_mode="distributed_epoch", service=service.target)
@@ -60,19 +68,42 @@ def data_service() -> dict:
     return out
 
 
-def mirrored(global_batch: int = 256, width: int = 512, steps: int = 20) -> dict:
+def service_gpu_memory() -> list[str] | str:
+    """nvidia-smi's compute processes while a service of 2 workers runs, each with the GPU memory it holds."""
+    try:
+        with servers.DataService(workers=2) as service:
+            list(
+                tf.data.Dataset.range(4).apply(
+                    tf.data.experimental.service.distribute("distributed_epoch", service.target)
+                )
+            )
+            pids = service.pids() if callable(getattr(service, "pids", None)) else service.pids
+            smi = subprocess.run(
+                ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.splitlines()
+            return [f"parent {os.getpid()}, service {list(pids)}", *smi]
+    except FileNotFoundError:
+        return "no nvidia-smi"
+
+
+def mirrored(global_batch: int = 256, width: int = 512, steps: int = 20, kind: str = "cpu", jit=None) -> dict:
     x = tf.random.uniform((global_batch * steps, width))
     y = tf.random.uniform((global_batch * steps,), 0, 10, tf.int32)
-    out = {}
+    out = {"global_batch": global_batch, "width": width}
     for name, strategy in (
-        ("one_device", tf.distribute.OneDeviceStrategy("/cpu:0")),
-        ("mirrored_2", tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])),
+        ("one_device", tf.distribute.OneDeviceStrategy(f"/{kind}:0")),
+        ("mirrored_2", tf.distribute.MirroredStrategy([f"/{kind}:0", f"/{kind}:1"])),
     ):
         with strategy.scope():
             model = keras.Sequential(
                 [keras.Input((width,)), keras.layers.Dense(width, activation="relu"), keras.layers.Dense(10)]
             )
-            model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.compile(
+                "sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile="auto" if jit is None else jit
+            )
         model.fit(x, y, batch_size=global_batch, epochs=1, verbose=0)
         times = []
         for _ in range(3):
@@ -90,7 +121,13 @@ def mirrored(global_batch: int = 256, width: int = 512, steps: int = 20) -> dict
 def main() -> int:
     result = {"data_service": data_service()}
     print(json.dumps(result["data_service"], indent=1), flush=True)
-    result["mirrored"] = mirrored()
+    result["mirrored"] = [mirrored()]
+    if gpus:
+        result["service_gpu_memory"] = service_gpu_memory()
+        print(json.dumps(result["service_gpu_memory"], indent=1), flush=True)
+        for batch, width, jit in ((256, 512, None), (256, 512, False), (4096, 2048, None), (4096, 2048, False)):
+            result["mirrored"].append(mirrored(batch, width, kind="gpu", jit=jit))
+            print(json.dumps(result["mirrored"][-1]), flush=True)
     print(json.dumps(result["mirrored"], indent=1), flush=True)
     with open(sys.argv[1], "w") as f:
         json.dump(result, f, indent=1)
