@@ -205,3 +205,17 @@ def test_free_memory_without_nvml_on_a_gpu_is_unknown(fake_gpus, monkeypatch):
     nvml.nvmlInit = fail
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
     assert device.free_memory() is None
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_full_float32_turns_tensorfloat32_off_inside_and_restores_it_even_after_an_error(before):
+    was = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(before)
+    try:
+        with pytest.raises(RuntimeError, match="inside"):
+            with device.full_float32():
+                assert not tf.config.experimental.tensor_float_32_execution_enabled()
+                raise RuntimeError("inside")
+        assert tf.config.experimental.tensor_float_32_execution_enabled() is before
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(was)
