@@ -46,7 +46,8 @@ def pipeline(size: int = 64, batch: int | None = None) -> tf.data.Dataset:
 
 def read(dataset: tf.data.Dataset) -> tuple[float, float]:
     start = timing.now()
-    total = sum(float(tf.reduce_sum(v)) for v in dataset)
+    with tf.device("/cpu:0"):  # on a GPU machine, a service's compressed elements cannot be iterated on the GPU
+        total = sum(float(tf.reduce_sum(v)) for v in dataset)
     return ELEMENTS / (timing.now() - start), total
 
 
@@ -102,7 +103,9 @@ def mirrored(global_batch: int = 256, width: int = 512, steps: int = 20, kind: s
                 [keras.Input((width,)), keras.layers.Dense(width, activation="relu"), keras.layers.Dense(10)]
             )
             model.compile(
-                "sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile="auto" if jit is None else jit
+                "sgd",
+                keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                jit_compile="auto" if jit is None else jit,
             )
         model.fit(x, y, batch_size=global_batch, epochs=1, verbose=0)
         times = []
@@ -121,11 +124,13 @@ def mirrored(global_batch: int = 256, width: int = 512, steps: int = 20, kind: s
 def main() -> int:
     result = {"data_service": data_service()}
     print(json.dumps(result["data_service"], indent=1), flush=True)
-    result["mirrored"] = [mirrored()]
+    # MirroredStrategy on logical CPUs fails in a process that also has a GPU (collectives of mixed device types);
+    # two strategies in one process, models of different sizes, failed with a collective shape mismatch (H100).
+    result["mirrored"] = [] if gpus else [mirrored()]
     if gpus:
         result["service_gpu_memory"] = service_gpu_memory()
         print(json.dumps(result["service_gpu_memory"], indent=1), flush=True)
-        for batch, width, jit in ((256, 512, None), (256, 512, False), (4096, 2048, None), (4096, 2048, False)):
+        for batch, width, jit in ((4096, 2048, None), (4096, 2048, False)):
             result["mirrored"].append(mirrored(batch, width, kind="gpu", jit=jit))
             print(json.dumps(result["mirrored"][-1]), flush=True)
     print(json.dumps(result["mirrored"], indent=1), flush=True)
