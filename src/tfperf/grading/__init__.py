@@ -21,6 +21,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``roofline``: a step placed on the roofline from a card's numbers (its regime and its floor).
 - ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen, and a fixed script diagnosed (chapter 8).
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
+- ``replicated``: a training run made correct under ``MirroredStrategy`` (chapter 7).
 - ``speed``: speedups and steady epochs.
 - ``syncs``: host reads and uploads.
 - ``tracing``: trace counts.
@@ -38,7 +39,7 @@ from tfperf.grading.classifiers import (
 from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
-from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, dataset_from
+from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, check_served_pipeline, dataset_from
 from tfperf.grading.precision import (
     assert_mixed_precision,
     assert_same_architecture,
@@ -47,6 +48,7 @@ from tfperf.grading.precision import (
 )
 from tfperf.grading.printing import assert_prints_at_most, assert_prints_each_call
 from tfperf.grading.recorded_runs import check_recorded_run
+from tfperf.grading.replicated import check_replicated_training
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.roofline import check_placements
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
@@ -83,9 +85,11 @@ __all__ = [
     "check_pipeline_stages",
     "check_placements",
     "check_recorded_run",
+    "check_replicated_training",
     "check_reports",
     "check_same_as",
     "check_same_epochs",
+    "check_served_pipeline",
     "check_same_result",
     "dataset_from",
     "given",
