@@ -152,6 +152,55 @@ def check_pipeline_stages(
     return chain
 
 
+def _rows(dataset: Any, limit: int) -> np.ndarray:
+    """Every value ``dataset`` yields, flattened and sorted (at most ``limit`` elements read)."""
+    import tensorflow as tf
+
+    values = []
+    with tf.device("/cpu:0"):  # on a GPU machine, a service's elements cannot be iterated on the GPU (an H100)
+        for i, element in enumerate(dataset):
+            if i == limit:
+                break
+            values.append(np.ravel(np.asarray(element)))
+    return np.sort(np.concatenate(values)) if values else np.zeros(0)
+
+
+@guard.checked
+def check_served_pipeline(
+    dataset: Any, local: Any, *, preprocess: Callable, what: str, section: str | None = None, limit: int = 100_000
+) -> list:
+    """Fail unless ``dataset`` reads from a ``tf.data`` service, with the ``tf.function`` ``preprocess`` run behind
+    the service (no stage of this process's graph calls it), and yields the values of ``local``, as a multiset
+    (batched or not, in any order: no element lost, none twice). Returns the stages."""
+    try:
+        chain = dataset_graph.stages(dataset)
+    except TypeError as err:
+        raise GradingFailure(f"{what} should return a tf.data.Dataset: {err}{reread(section)}") from err
+    except dataset_graph.UnreadablePipeline as err:
+        raise GradingFailure(f"{what}: {err}.{reread(section)}") from err
+    shown = "\n".join(f"  {i}. {s.describe()}" for i, s in enumerate(chain, 1))
+    where = f"\nIts stages in this process, read from its graph:\n{shown}\n"
+    if not any(s.kind == "service" for s in chain):
+        raise GradingFailure(
+            f"{what}: no stage reads from the tf.data service: every element is made in this process. Hand the "
+            f"pipeline to the service with tf.data.experimental.service.distribute(...).{where}{reread(section).strip()}"
+        )
+    if dataset_graph.stages_calling(chain, preprocess):
+        raise GradingFailure(
+            f"{what}: the preprocessing runs in this process, after the service: the service's workers only pass "
+            f"elements through. Apply distribute after the map that preprocesses.{where}{reread(section).strip()}"
+        )
+    got, expected = _rows(dataset, limit), _rows(local, limit)
+    if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-6, atol=0):
+        raise GradingFailure(
+            f"{what} yields {got.size} values, the local pipeline {expected.size}"
+            f"{'' if got.size != expected.size else ', but not the same ones'}: every element once, none twice "
+            f"(processing_mode='distributed_epoch' splits one epoch between the workers; 'parallel_epochs' gives "
+            f"each worker a whole epoch).{reread(section)}"
+        )
+    return chain
+
+
 @guard.checked
 def dataset_from(fn: Callable, args: Sequence[Any], *, what: str, section: str | None = None):
     """Call learner code that returns a dataset, quietly."""

@@ -65,6 +65,12 @@ KINDS = {
     "TextLineDataset": "source",
     "FixedLengthRecordDatasetV2": "source",
     "GeneratorDataset": "source",
+    # tf.data.experimental.service.distribute / from_dataset_id: the elements come from the service's workers;
+    # what ran before it ran there, and is not in this graph
+    "DataServiceDataset": "service",
+    "DataServiceDatasetV2": "service",
+    "DataServiceDatasetV3": "service",
+    "DataServiceDatasetV4": "service",
 }
 #: Ops whose functions run Python code.
 PYTHON_OPS = ("EagerPyFunc", "PyFunc", "PyFuncStateless")

@@ -5,6 +5,7 @@ import tempfile
 
 import pytest
 
+from tfperf import grading
 from tfperf.experiments import tf_data
 from tfperf.grading import GradingFailure, check_pipeline_stages
 from tfperf.runtime import logs
@@ -108,3 +109,31 @@ def test_a_dataset_of_a_class_written_outside_tensorflow_is_not_read():
 
     with pytest.raises(GradingFailure, match="defined outside TensorFlow"):
         _check(Describes(sequential, 1), store, fits=True)
+
+
+@pytest.mark.slow
+def test_a_served_pipeline_needs_the_service_the_preprocessing_behind_it_and_every_element_once():
+    from tfperf.runtime import servers
+
+    @tf.function
+    def preprocess(i):
+        return tf.reduce_sum(tf.random.stateless_uniform((8, 8), seed=tf.stack([i, i])))
+
+    local = tf.data.Dataset.range(64).map(preprocess)
+    with servers.DataService(workers=2) as service:
+
+        def served(mode="distributed_epoch"):
+            distribute = tf.data.experimental.service.distribute(mode, service.target)
+            return tf.data.Dataset.range(64).map(preprocess).batch(8).apply(distribute)
+
+        chain = grading.check_served_pipeline(served(), local, preprocess=preprocess, what="served")
+        assert [s.kind for s in chain][0] == "service"
+        with pytest.raises(grading.GradingFailure, match="no stage reads from the tf.data service"):
+            grading.check_served_pipeline(local.batch(8), local, preprocess=preprocess, what="local")
+        after = tf.data.Dataset.range(64).apply(
+            tf.data.experimental.service.distribute("distributed_epoch", service.target)
+        )
+        with pytest.raises(grading.GradingFailure, match="the preprocessing runs in this process"):
+            grading.check_served_pipeline(after.map(preprocess), local, preprocess=preprocess, what="after")
+        with pytest.raises(grading.GradingFailure, match="yields 128 values, the local pipeline 64"):
+            grading.check_served_pipeline(served("parallel_epochs"), local, preprocess=preprocess, what="parallel")
