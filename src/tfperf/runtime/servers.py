@@ -41,8 +41,17 @@ def _argv(role: str, dispatcher: str | None = None) -> list[str]:
     return argv + ([dispatcher] if dispatcher else [])
 
 
+def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """A server's environment: its parent's, TensorFlow's C++ log quieted, and no GPU. A server runs the pipeline's
+    ops on its CPU; a process that saw the GPU could take GPU memory the notebook needs."""
+    env = dict(os.environ if base is None else base)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.update(PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="-1")
+    return env
+
+
 def _start(role: str, dispatcher: str | None, timeout: float) -> _Child:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"), PYTHONUNBUFFERED="1")
+    env = server_environment()
     process = subprocess.Popen(
         _argv(role, dispatcher),
         stdin=subprocess.PIPE,

@@ -78,3 +78,9 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch):
 def test_at_least_one_worker():
     with pytest.raises(ValueError, match="at least one worker"):
         servers.DataService(workers=0)
+
+
+def test_a_server_sees_no_gpu_and_keeps_the_parents_log_level():
+    env = servers.server_environment({"PATH": "/bin", "TF_CPP_MIN_LOG_LEVEL": "1", "CUDA_VISIBLE_DEVICES": "0"})
+    assert env == {"PATH": "/bin", "TF_CPP_MIN_LOG_LEVEL": "1", "CUDA_VISIBLE_DEVICES": "-1", "PYTHONUNBUFFERED": "1"}
+    assert servers.server_environment({})["TF_CPP_MIN_LOG_LEVEL"] == "3"
