@@ -1,4 +1,4 @@
-"""Chapter 7 (beyond one device): its data, and the layer that shows where a model ran.
+"""Chapter 7 (beyond one device): its data, the layer that shows where a model ran, and what replication costs.
 
 :class:`ReplicaWitness` passes its input through unchanged; each time it runs or is traced, it notes which
 replica ran it (``tf.distribute.get_replica_context().replica_id_in_sync_group``; ``None`` in the cross-replica
@@ -10,10 +10,13 @@ replica, each with its per-replica batch. The notes are kept where only :func:`w
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from tfperf.measure import timing
 from tfperf.runtime import logs
 
 tf = logs.tensorflow()
@@ -60,3 +63,115 @@ class ReplicaWitness(keras.layers.Layer):
         replica = None if context is None else tf.get_static_value(context.replica_id_in_sync_group)
         _note(None if replica is None else int(replica), inputs.shape[0])
         return inputs
+
+
+# ---------------------------------------------------------------- what replication costs, measured
+
+
+def make_model(width: int, seed: int) -> Any:
+    """The chapter's classifier: the witness, two ``Dense(width, relu)`` layers, then 4 logits."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [
+            keras.Input((FEATURES,)),
+            ReplicaWitness(),
+            keras.layers.Dense(width, activation="relu"),
+            keras.layers.Dense(width, activation="relu"),
+            keras.layers.Dense(CLASSES),
+        ]
+    )
+
+
+def replicated_step(strategy: Any, *, width: int, per_replica: int, seed: int = 0) -> Callable[[], Any]:
+    """One training step of :func:`make_model` under ``strategy`` (a custom loop: ``strategy.run`` in a
+    ``tf.function``, each replica's loss averaged over the global batch), on one fixed global batch of
+    ``per_replica`` x replicas examples, already split onto the replicas. Returns a function that runs one step."""
+    batch = per_replica * strategy.num_replicas_in_sync
+    x, y = make_data(batch, seed)
+    with strategy.scope():
+        model, optimizer = make_model(width, seed), keras.optimizers.SGD(0.01)
+    loss_of = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
+    features, labels = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors((x, y)))))
+
+    def step(features, labels):
+        with tf.GradientTape() as tape:
+            per_example = loss_of(labels, model(features, training=True))
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=batch)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    @tf.function
+    def run():
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(step, args=(features, labels)), axis=None)
+
+    return run
+
+
+def all_reduce(strategy: Any, floats: int) -> Callable[[], Any]:
+    """A function that all-reduces (sums) one float32 tensor of ``floats`` values from every replica: the
+    communication of a step whose gradients hold that many values, without the step."""
+    values = strategy.experimental_distribute_values_from_function(lambda ctx: tf.ones((floats,), tf.float32))
+
+    def reduce(value):
+        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, value)
+
+    @tf.function
+    def run():
+        return strategy.run(reduce, args=(values,))
+
+    return run
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """One replica count of :func:`scaling`: seconds per step, examples per second, the all-reduce's seconds of
+    a step, and the efficiency (examples per second / (replicas x those of one replica))."""
+
+    replicas: int
+    global_batch: int
+    seconds_per_step: float
+    examples_per_second: float
+    all_reduce_seconds: float
+    efficiency: float
+
+    @property
+    def all_reduce_share(self) -> float:
+        """The all-reduce's seconds as a fraction of the step's."""
+        return self.all_reduce_seconds / self.seconds_per_step
+
+
+def scaling(
+    devices: Sequence[str],
+    *,
+    width: int,
+    per_replica: int,
+    repeats: int = 5,
+    min_time: float = 0.1,
+    progress: Callable[[str], None] | None = None,
+) -> list[ScalingPoint]:
+    """Step time and throughput for 1, 2, ... ``len(devices)`` replicas (the first ones) at a fixed per-replica
+    batch, so that the global batch grows with the replicas; the all-reduce of the model's gradients timed alone
+    on the same replicas. Medians of ``repeats`` synced samples of at least ``min_time`` seconds."""
+    from tfperf.runtime import replicas as replica_devices
+
+    points: list[ScalingPoint] = []
+    for count in range(1, len(devices) + 1):
+        if progress:
+            progress(f"{count} replica(s)")
+        strategy = replica_devices.strategy(list(devices[:count]))
+        step = replicated_step(strategy, width=width, per_replica=per_replica)
+        seconds = timing.measure(step, repeats=repeats, min_time=min_time).median
+        floats = sum(int(np.prod(v.shape)) for v in make_model(width, 0).trainable_variables)
+        reduce_seconds = timing.measure(all_reduce(strategy, floats), repeats=repeats, min_time=min_time).median
+        rate = count * per_replica / seconds
+        points.append(
+            ScalingPoint(
+                replicas=count,
+                global_batch=count * per_replica,
+                seconds_per_step=seconds,
+                examples_per_second=rate,
+                all_reduce_seconds=reduce_seconds,
+                efficiency=rate / (count * points[0].examples_per_second) if points else 1.0,
+            )
+        )
+    return points

@@ -1,0 +1,48 @@
+"""tfperf.experiments.beyond_one_device (chapter 7): data, and what replication costs, measured on 2 replicas made
+in a fresh process (the replicas' devices must exist before TensorFlow starts)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow")
+
+SCALING = """
+import json
+from tfperf.runtime import replicas
+plan, names = replicas.configure(2)
+from tfperf.experiments import beyond_one_device as bod
+points = bod.scaling(names, width=64, per_replica=16, repeats=3, min_time=0.02)
+print(json.dumps({"points": [p.__dict__ | {"share": p.all_reduce_share} for p in points],
+                  "seen": sorted(set(bod.witnessed()))}))
+"""
+
+
+def test_make_data_is_a_function_of_its_seed():
+    from tfperf.experiments import beyond_one_device as bod
+
+    x, y = bod.make_data(50, seed=3)
+    assert x.shape == (50, bod.FEATURES) and x.dtype == np.float32 and y.dtype == np.int32
+    assert set(np.unique(y)) <= set(range(bod.CLASSES))
+    again = bod.make_data(50, seed=3)
+    assert np.array_equal(x, again[0]) and np.array_equal(y, again[1])
+    assert not np.array_equal(x, bod.make_data(50, seed=4)[0])
+
+
+@pytest.mark.slow
+def test_scaling_times_one_then_two_replicas_on_a_growing_global_batch():
+    done = subprocess.run([sys.executable, "-c", SCALING], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    one, two = got["points"]
+    assert (one["replicas"], one["global_batch"], two["replicas"], two["global_batch"]) == (1, 16, 2, 32)
+    for point in (one, two):
+        assert point["seconds_per_step"] > 0 and point["all_reduce_seconds"] > 0
+        assert point["examples_per_second"] == pytest.approx(point["global_batch"] / point["seconds_per_step"])
+        assert point["share"] == pytest.approx(point["all_reduce_seconds"] / point["seconds_per_step"])
+    assert one["efficiency"] == 1.0
+    assert two["efficiency"] == pytest.approx(two["examples_per_second"] / (2 * one["examples_per_second"]))
+    assert [0, 16] in got["seen"] and [1, 16] in got["seen"]  # the step ran on each replica, 16 examples each
