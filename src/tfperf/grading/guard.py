@@ -16,7 +16,8 @@ longer matches the snapshot:
 - the given code that a locked cell registered with :func:`given` (the functions, and
   every global name they use);
 - while code is being timed: no thread started since :func:`arm` other than the
-  library's own, and no child process (:func:`assert_nothing_competes`).
+  library's own, and no child process but the library's tf.data service servers
+  (:func:`assert_nothing_competes`).
 
 What it cannot see is said in docs/instructors.md: code that never lets a check run,
 and changes to parts of TensorFlow written in C++.
@@ -368,7 +369,7 @@ def _kernel_messaging_thread() -> threading.Thread | None:
 
 
 def competitors() -> list[str]:
-    """Threads (except the library's own) and child processes started since :func:`arm`, by name."""
+    """Threads and child processes started since :func:`arm` (except the library's own), by name."""
     if _snapshot is None:
         return []
     # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
@@ -382,7 +383,10 @@ def competitors() -> list[str]:
         and not isinstance(t, threading._DummyThread)
         and t is not kernel
     ]
-    found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children]
+    from tfperf.runtime import servers  # the tf.data service's processes that the library started
+
+    library = servers.library_pids()
+    found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children and pid not in library]
     return found
 
 

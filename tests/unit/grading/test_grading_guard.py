@@ -232,6 +232,24 @@ def test_processes_started_before_the_setup_cell_do_not_compete():
         before.wait()
 
 
+@pytest.mark.slow
+def test_the_librarys_tf_data_service_does_not_compete_but_a_process_beside_it_does():
+    import subprocess
+
+    from tfperf.runtime import servers
+
+    guard.arm()
+    with servers.DataService(workers=1) as service:
+        assert len(service.pids()) == 2 and guard.competitors() == []
+        other = subprocess.Popen(["sleep", "30"])
+        try:
+            assert guard.competitors() == [f"child process {other.pid}"]
+        finally:
+            other.kill()
+            other.wait()
+    assert servers.library_pids() == set()
+
+
 def test_the_kernels_own_messaging_thread_does_not_compete():
     """pyzmq starts its garbage-collector thread the first time the kernel sends a large output
     (an inline plot) without copying it: a speed check after a plot must still run."""
