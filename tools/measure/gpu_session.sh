@@ -39,9 +39,11 @@ python3 tools/probes/notebook_cells.py solutions/06_device_ceilings/device_ceili
   solutions/06_device_ceilings/exercises_only.ipynb 0-3,33-43
 step exercises_06 240 python3 -m tfperf report --size ci solutions/06_device_ceilings/exercises_only.ipynb --out "$R/ex06"
 step report_08 150 python3 -m tfperf report --size ci solutions/08_capstone/capstone.ipynb --out "$R/08"
-step unit_tests 150 python3 -m pytest -q -x -p no:cacheprovider tests/unit/grading/test_grading_precision.py \
+step unit_tests 200 python3 -m pytest -q -x -p no:cacheprovider tests/unit/grading/test_grading_precision.py \
   tests/unit/grading/test_grading_diagnoses.py tests/unit/diagnosis tests/unit/experiments/test_experiments_capstone.py \
-  tests/unit/experiments/test_experiments_device_ceilings.py tests/unit/measure/test_ceilings.py
+  tests/unit/experiments/test_experiments_device_ceilings.py tests/unit/measure/test_ceilings.py \
+  tests/unit/runtime/test_replicas.py tests/unit/grading/test_grading_replicated.py \
+  tests/unit/experiments/test_experiments_beyond_one_device.py tests/unit/runtime/test_servers.py
 step chapter7_probe 200 python3 tools/probes/chapter7_probe.py "$R/chapter7.json"
 step report_03 200 python3 -m tfperf report --size ci solutions/03_keras_fit/keras_fit.ipynb --out "$R/03"
 step report_06 420 python3 -m tfperf report --size ci solutions/06_device_ceilings/device_ceilings.ipynb --out "$R/06"
