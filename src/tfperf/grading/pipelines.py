@@ -73,6 +73,18 @@ def check_same_epochs(
             )
 
 
+def _stages_shown(dataset: Any, what: str, section: str | None, title: str) -> tuple[list, str]:
+    """The stages of ``dataset`` and their listing for a failure's message (a failure if they cannot be read)."""
+    try:
+        chain = dataset_graph.stages(dataset)
+    except TypeError as err:
+        raise GradingFailure(f"{what} should return a tf.data.Dataset: {err}{reread(section)}") from err
+    except dataset_graph.UnreadablePipeline as err:
+        raise GradingFailure(f"{what}: {err}.{reread(section)}") from err
+    shown = "\n".join(f"  {i}. {s.describe()}" for i, s in enumerate(chain, 1))
+    return chain, f"\n{title}:\n{shown}\n"
+
+
 @guard.checked
 def check_pipeline_stages(
     dataset: Any,
@@ -98,14 +110,7 @@ def check_pipeline_stages(
 
     Returns the stages.
     """
-    try:
-        chain = dataset_graph.stages(dataset)
-    except TypeError as err:
-        raise GradingFailure(f"{what} should return a tf.data.Dataset: {err}{reread(section)}") from err
-    except dataset_graph.UnreadablePipeline as err:
-        raise GradingFailure(f"{what}: {err}.{reread(section)}") from err
-    shown = "\n".join(f"  {i}. {s.describe()}" for i, s in enumerate(chain, 1))
-    where = f"\nIts stages, read from its graph:\n{shown}\n"
+    chain, where = _stages_shown(dataset, what, section, "Its stages, read from its graph")
 
     def fail(message: str) -> None:
         raise GradingFailure(f"{what}: {message}{where}{reread(section).strip()}")
@@ -172,14 +177,7 @@ def check_served_pipeline(
     """Fail unless ``dataset`` reads from a ``tf.data`` service, with the ``tf.function`` ``preprocess`` run behind
     the service (no stage of this process's graph calls it), and yields the values of ``local``, as a multiset
     (batched or not, in any order: no element lost, none twice). Returns the stages."""
-    try:
-        chain = dataset_graph.stages(dataset)
-    except TypeError as err:
-        raise GradingFailure(f"{what} should return a tf.data.Dataset: {err}{reread(section)}") from err
-    except dataset_graph.UnreadablePipeline as err:
-        raise GradingFailure(f"{what}: {err}.{reread(section)}") from err
-    shown = "\n".join(f"  {i}. {s.describe()}" for i, s in enumerate(chain, 1))
-    where = f"\nIts stages in this process, read from its graph:\n{shown}\n"
+    chain, where = _stages_shown(dataset, what, section, "Its stages in this process, read from its graph")
     if not any(s.kind == "service" for s in chain):
         raise GradingFailure(
             f"{what}: no stage reads from the tf.data service: every element is made in this process. Hand the "
