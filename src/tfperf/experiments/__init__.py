@@ -11,5 +11,7 @@ The chapters' modules do not import one another:
 - ``tf_data``: chapter 4.
 - ``gpu_sync``: chapter 5.
 - ``device_ceilings``: chapter 6.
+- ``beyond_one_device``: chapter 7 (not written yet): its data, the layer that notes where a model ran, and
+  what replication costs (step time, throughput and the all-reduce for 1..N replicas).
 - ``capstone``: chapter 8 (the capstone): a training script with several pitfalls, its fixes and its variants.
 """

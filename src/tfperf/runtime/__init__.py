@@ -8,6 +8,8 @@
   machine (XLA); ``tfperf.course.start()`` applies it.
 - ``device``: ``detect()``, ``device_class()``, ``compute_device()``, ``enable_memory_growth()``,
   ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
+- ``replicas``: ``configure()``, the devices of N replicas of one model (real GPUs, a split GPU or logical CPUs),
+  made before TensorFlow starts; ``strategy()``, one ``MirroredStrategy`` per set of devices.
 - ``servers``: ``DataService``, the tf.data service (a dispatcher and its workers) in processes on loopback.
 - ``cluster``: ``run_workers()``, a script run as the worker processes of one ``MultiWorkerMirroredStrategy``
   cluster (``TF_CONFIG``, free ports), none left running.
