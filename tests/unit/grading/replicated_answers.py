@@ -93,6 +93,32 @@ def keras_fit(strategy, x, y, *, seed, steps, per_replica):  # honest: fit distr
     return model
 
 
+def keras_loss_reduced(strategy, x, y, *, seed, steps, per_replica):
+    """Honest: a Keras loss with its default reduction, which under a strategy already divides by the replicas."""
+    batch = per_replica * strategy.num_replicas_in_sync
+    with strategy.scope():
+        model, optimizer = make_model(seed), keras.optimizers.SGD(RATE)
+        loss_of = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    dataset = strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, y)).batch(batch, drop_remainder=True)
+    )
+
+    def step(features, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_of(labels, model(features, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+    @tf.function
+    def distributed_step(features, labels):
+        strategy.run(step, args=(features, labels))
+
+    for i, (features, labels) in enumerate(dataset):
+        if i == steps:
+            break
+        distributed_step(features, labels)
+    return model
+
+
 def mean_per_replica(strategy, x, y, *, seed, steps, per_replica):  # each replica's loss over its own batch
     batch = per_replica * strategy.num_replicas_in_sync
     return _replicated(strategy, x, y, seed=seed, steps=steps, batch=batch, loss_over=None)

@@ -15,6 +15,7 @@ EXPECTED = {
     "reference": None,
     "eager_steps": None,
     "keras_fit": None,
+    "keras_loss_reduced": None,  # Keras 3 scales a sum_over_batch_size loss by 1/replicas under a strategy
     "mean_per_replica": "average each replica's per-example loss over the global batch",
     "per_replica_batch": "each replica saw batches of [8] examples, not 16",
     "whole_batch_each": "each replica saw batches of [32] examples, not 16",
