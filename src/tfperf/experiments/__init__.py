@@ -12,6 +12,7 @@ The chapters' modules do not import one another:
 - ``gpu_sync``: chapter 5.
 - ``device_ceilings``: chapter 6.
 - ``beyond_one_device``: chapter 7 (not written yet): its data, the layer that notes where a model ran, and
-  what replication costs (step time, throughput and the all-reduce for 1..N replicas).
+  what replication costs (step time, throughput and the all-reduce for 1..N replicas), the tf.data service's
+  steady throughput against its workers.
 - ``capstone``: chapter 8 (the capstone): a training script with several pitfalls, its fixes and its variants.
 """

@@ -1,4 +1,5 @@
-"""Chapter 7 (beyond one device): its data, the layer that shows where a model ran, and what replication costs.
+"""Chapter 7 (beyond one device): its data, the layer that shows where a model ran, what replication costs, and
+the tf.data service's steady throughput.
 
 :class:`ReplicaWitness` passes its input through unchanged; each time it runs or is traced, it notes which
 replica ran it (``tf.distribute.get_replica_context().replica_id_in_sync_group``; ``None`` in the cross-replica
@@ -175,3 +176,73 @@ def scaling(
             )
         )
     return points
+
+
+# ---------------------------------------------------------------- the tf.data service, measured
+
+
+def one_thread(dataset: Any) -> Any:
+    """``dataset`` run on one thread (its own pool of one, its maps left sequential): what a worker of one core does."""
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 1
+    options.experimental_optimization.map_parallelization = False
+    return dataset.with_options(options)
+
+
+def steady_rate(dataset: Any, elements: int, *, warmup: int | None = None) -> float:
+    """Elements per second read from ``dataset`` (batches counted by their rows) once ``warmup`` elements (default: a
+    tenth) were read: one long job, so that a service's job start and end (about a second each, its client's task
+    refresh) are not timed. Read on the CPU (on a GPU machine a service's elements cannot be iterated on the GPU)."""
+
+    def rows(element: Any) -> int:
+        first = tf.nest.flatten(element)[0]
+        return int(first.shape[0]) if first.shape.rank else 1
+
+    warmup = elements // 10 if warmup is None else warmup
+    with tf.device("/cpu:0"):
+        iterator, seen, start = iter(dataset), 0, None
+        try:
+            while seen < warmup:
+                seen += rows(next(iterator))
+            start, seen = timing.now(), 0
+            while seen < elements:
+                seen += rows(next(iterator))
+        except StopIteration:
+            read = seen if start is None else warmup + seen
+            raise ValueError(
+                f"The dataset ended after about {read} elements: a steady rate needs {warmup} to warm up and "
+                f"{elements} to time (an endless dataset, e.g. Dataset.range(10**9))."
+            ) from None
+        return seen / (timing.now() - start)
+
+
+def service_scaling(
+    make_pipeline: Callable[[], Any],
+    *,
+    workers: Sequence[int] = (1, 2),
+    elements: int = 2048,
+    batch: int = 16,
+    one_thread_a_worker: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Elements per second of ``make_pipeline()`` (an endless dataset) read locally and through a tf.data service of
+    each number of ``workers`` (``distributed_epoch``, batched by ``batch`` before ``distribute``), each in one long
+    job (:func:`steady_rate`). The service's processes start and stop here."""
+    from tfperf.runtime import servers
+
+    def shaped(dataset: Any) -> Any:
+        dataset = dataset.batch(batch) if batch else dataset
+        return one_thread(dataset) if one_thread_a_worker else dataset
+
+    if progress:
+        progress("local")
+    records = [{"where": "local", "workers": 0, "rate": steady_rate(shaped(make_pipeline()), elements)}]
+    for count in workers:
+        if progress:
+            progress(f"service, {count} worker(s)")
+        with servers.DataService(workers=count) as service:
+            served = shaped(make_pipeline()).apply(
+                tf.data.experimental.service.distribute("distributed_epoch", service.target)
+            )
+            records.append({"where": "service", "workers": count, "rate": steady_rate(served, elements)})
+    return records

@@ -46,3 +46,32 @@ def test_scaling_times_one_then_two_replicas_on_a_growing_global_batch():
     assert one["efficiency"] == 1.0
     assert two["efficiency"] == pytest.approx(two["examples_per_second"] / (2 * one["examples_per_second"]))
     assert [0, 16] in got["seen"] and [1, 16] in got["seen"]  # the step ran on each replica, 16 examples each
+
+
+def test_steady_rate_counts_rows_after_the_warm_up():
+    import tensorflow as tf
+
+    from tfperf.experiments import beyond_one_device as bod
+
+    rate = bod.steady_rate(tf.data.Dataset.range(10**9).batch(8), 400, warmup=40)
+    assert rate > 0
+    with pytest.raises(ValueError, match="ended after about 100 elements"):  # shorter than warm-up and timing
+        bod.steady_rate(tf.data.Dataset.range(100), 400)
+
+
+@pytest.mark.slow
+def test_service_scaling_reads_locally_then_through_each_service():
+    import tensorflow as tf
+
+    from tfperf.experiments import beyond_one_device as bod
+    from tfperf.runtime import servers
+
+    def endless():
+        return tf.data.Dataset.range(10**9).map(lambda i: tf.reduce_sum(tf.random.stateless_uniform((16, 16), [i, i])))
+
+    seen = []
+    records = bod.service_scaling(endless, workers=(1, 2), elements=256, batch=8, progress=seen.append)
+    assert [(r["where"], r["workers"]) for r in records] == [("local", 0), ("service", 1), ("service", 2)]
+    assert all(r["rate"] > 0 for r in records)
+    assert seen == ["local", "service, 1 worker(s)", "service, 2 worker(s)"]
+    assert servers.library_pids() == set()  # every server stopped
