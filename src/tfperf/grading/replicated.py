@@ -64,10 +64,10 @@ def _check_ran_per_replica(
 ) -> None:
     outside = [batch for replica, batch in seen if replica is None]
     if outside or not seen:
+        where = "in the strategy's cross-replica context" if outside else "nowhere"
         raise GradingFailure(
-            f"{who}: the model ran {'in the strategy' + chr(39) + 's cross-replica context' if outside else 'nowhere'}"
-            f", not on the replicas: run each step with strategy.run(step, args=...) on a distributed dataset."
-            f"{reread(section)}"
+            f"{who}: the model ran {where}, not on the replicas: run each step with strategy.run(step, args=...) on "
+            f"a distributed dataset.{reread(section)}"
         )
     ran_on = sorted({replica for replica, _ in seen})
     if ran_on != list(range(replicas)):
