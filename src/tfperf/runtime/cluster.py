@@ -57,6 +57,13 @@ def tf_config(ports: Sequence[int], index: int) -> str:
     return json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
 
 
+def visible_gpus(index: int, workers: int, gpus: int) -> str:
+    """``CUDA_VISIBLE_DEVICES`` for worker ``index``: a GPU of its own where the machine has one for every worker,
+    else none (``-1``). Workers that shared a GPU would each map most of its memory, and a cluster whose workers
+    mix GPUs and CPUs cannot all-reduce (on an H100, logical CPUs beside a GPU failed to join the group)."""
+    return str(index) if gpus >= workers else "-1"
+
+
 def _die_with_parent() -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -72,16 +79,22 @@ def run_workers(
     timeout: float = 300.0,
     env: dict[str, str] | None = None,
     stop: dict[int, float] | None = None,
+    gpus: int | None = None,
 ) -> list[WorkerRun]:
     """Run ``script`` as ``workers`` worker processes of one cluster; each one's :class:`WorkerRun`.
 
     ``stop`` maps a worker's index to seconds after the start at which it is killed (SIGKILL), as a machine that
     fails would stop; the others see what TensorFlow does about it. Every worker still running after ``timeout``
-    seconds is killed (its ``returncode`` is then None).
+    seconds is killed (its ``returncode`` is then None). Each worker sees the GPUs :func:`visible_gpus` gives it,
+    of the ``gpus`` this machine has (default: those TensorFlow sees here).
     """
     if workers < 1:
         raise ValueError("a cluster needs at least one worker")
     ports = free_ports(workers)
+    if gpus is None:
+        from tfperf.runtime import device
+
+        gpus = len(device.gpu_names())
     base = dict(os.environ if env is None else env)
     base.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     base["PYTHONUNBUFFERED"] = "1"
@@ -95,7 +108,9 @@ def run_workers(
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     text=True,
-                    env=dict(base, TF_CONFIG=tf_config(ports, index)),
+                    env=dict(
+                        base, TF_CONFIG=tf_config(ports, index), CUDA_VISIBLE_DEVICES=visible_gpus(index, workers, gpus)
+                    ),
                     preexec_fn=_die_with_parent,
                 )
             )

@@ -54,12 +54,14 @@ def test_workers_die_with_their_parent(tmp_path):
     script.write_text("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(600)\n")
     parent = tmp_path / "parent.py"
     parent.write_text(
-        f"import sys\nfrom tfperf.runtime import cluster\ncluster.run_workers({str(script)!r}, 2, timeout=600)\n"
+        f"import sys\nfrom tfperf.runtime import cluster\ncluster.run_workers({str(script)!r}, 2, timeout=600, gpus=0)\n"
     )
     process = subprocess.Popen([sys.executable, str(parent)])
     try:
-        time.sleep(2)
-        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        deadline, children = time.monotonic() + 20, []
+        while time.monotonic() < deadline and len(children) < 2:
+            time.sleep(0.2)
+            children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 2
     finally:
         process.kill()
@@ -77,3 +79,20 @@ def _running(pid: str) -> bool:
             return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
     except OSError:
         return False
+
+
+@pytest.mark.parametrize(
+    "workers, gpus, expected",
+    [(2, 0, ["-1", "-1"]), (2, 1, ["-1", "-1"]), (2, 2, ["0", "1"]), (2, 8, ["0", "1"]), (3, 2, ["-1", "-1", "-1"])],
+)
+def test_each_worker_gets_a_gpu_of_its_own_or_none(workers, gpus, expected):
+    assert [cluster.visible_gpus(i, workers, gpus) for i in range(workers)] == expected
+
+
+def test_a_worker_sees_the_gpus_given_to_it(tmp_path):
+    script = tmp_path / "show.py"
+    script.write_text("import os\nprint('visible', os.environ['CUDA_VISIBLE_DEVICES'], flush=True)\n")
+    runs = cluster.run_workers(script, 2, timeout=30, gpus=2)
+    assert ["visible 0" in runs[0].output, "visible 1" in runs[1].output] == [True, True]
+    runs = cluster.run_workers(script, 2, timeout=30, gpus=1)
+    assert all("visible -1" in run.output for run in runs)
