@@ -60,7 +60,8 @@ def tf_config(ports: Sequence[int], index: int) -> str:
 def visible_gpus(index: int, workers: int, gpus: int) -> str:
     """``CUDA_VISIBLE_DEVICES`` for worker ``index``: a GPU of its own where the machine has one for every worker,
     else none (``-1``). Workers that shared a GPU would each map most of its memory, and a cluster whose workers
-    mix GPUs and CPUs cannot all-reduce (on an H100, logical CPUs beside a GPU failed to join the group)."""
+    mixed GPUs and CPUs would put both device types in one collective group (within one process, on an H100,
+    that failed: "joining a group with incompatible device type")."""
     return str(index) if gpus >= workers else "-1"
 
 
