@@ -12,12 +12,12 @@ replica, each with its per-replica batch. The notes are kept where only :func:`w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tfperf.measure import timing
+from tfperf.measure.timing import Progress
 from tfperf.runtime import logs
 
 tf = logs.tensorflow()
@@ -123,24 +123,6 @@ def all_reduce(strategy: Any, floats: int) -> Callable[[], Any]:
     return run
 
 
-@dataclass(frozen=True)
-class ScalingPoint:
-    """One replica count of :func:`scaling`: seconds per step, examples per second, the all-reduce's seconds of
-    a step, and the efficiency (examples per second / (replicas x those of one replica))."""
-
-    replicas: int
-    global_batch: int
-    seconds_per_step: float
-    examples_per_second: float
-    all_reduce_seconds: float
-    efficiency: float
-
-    @property
-    def all_reduce_share(self) -> float:
-        """The all-reduce's seconds as a fraction of the step's."""
-        return self.all_reduce_seconds / self.seconds_per_step
-
-
 def scaling(
     devices: Sequence[str],
     *,
@@ -148,34 +130,82 @@ def scaling(
     per_replica: int,
     repeats: int = 5,
     min_time: float = 0.1,
-    progress: Callable[[str], None] | None = None,
-) -> list[ScalingPoint]:
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
     """Step time and throughput for 1, 2, ... ``len(devices)`` replicas (the first ones) at a fixed per-replica
     batch, so that the global batch grows with the replicas; the all-reduce of the model's gradients timed alone
-    on the same replicas. Medians of ``repeats`` synced samples of at least ``min_time`` seconds."""
+    on the same replicas. Medians of ``repeats`` synced samples of at least ``min_time`` seconds. One record per
+    replica count: ``replicas``, ``global_batch``, ``ms_per_step``, ``examples_per_second``, ``all_reduce_ms``,
+    ``all_reduce_share`` (of the step) and ``efficiency`` (examples per second / (replicas x those of one))."""
     from tfperf.runtime import replicas as replica_devices
 
-    points: list[ScalingPoint] = []
+    records: list[dict[str, Any]] = []
+    floats = sum(int(np.prod(v.shape)) for v in make_model(width, 0).trainable_variables)
     for count in range(1, len(devices) + 1):
-        if progress:
-            progress(f"{count} replica(s)")
         strategy = replica_devices.strategy(list(devices[:count]))
         step = replicated_step(strategy, width=width, per_replica=per_replica)
         seconds = timing.measure(step, repeats=repeats, min_time=min_time).median
-        floats = sum(int(np.prod(v.shape)) for v in make_model(width, 0).trainable_variables)
         reduce_seconds = timing.measure(all_reduce(strategy, floats), repeats=repeats, min_time=min_time).median
         rate = count * per_replica / seconds
-        points.append(
-            ScalingPoint(
-                replicas=count,
-                global_batch=count * per_replica,
-                seconds_per_step=seconds,
-                examples_per_second=rate,
-                all_reduce_seconds=reduce_seconds,
-                efficiency=rate / (count * points[0].examples_per_second) if points else 1.0,
-            )
+        records.append(
+            {
+                "replicas": count,
+                "global_batch": count * per_replica,
+                "ms_per_step": 1e3 * seconds,
+                "examples_per_second": rate,
+                "all_reduce_ms": 1e3 * reduce_seconds,
+                "all_reduce_share": reduce_seconds / seconds,
+                "efficiency": rate / (count * records[0]["examples_per_second"]) if records else 1.0,
+            }
         )
-    return points
+        if progress:
+            progress(count, len(devices))
+    return records
+
+
+def plot_scaling(fig: Any, runs: Sequence[Any]) -> None:
+    """Draw runs of :func:`scaling`: examples per second against replicas, with the ideal (one replica's rate times
+    the replicas) dotted; and the efficiency and the all-reduce's share of a step."""
+    from tfperf.lesson import plots
+
+    ax_rate, ax_share = fig.subplots(1, 2)
+    for run, prefix, style in plots.each_run(runs):
+        counts = [r["replicas"] for r in run.records]
+        color = plots.group_color(ax_rate, run.label)
+        ax_rate.plot(
+            counts,
+            [r["examples_per_second"] for r in run.records],
+            marker="o",
+            linestyle=style,
+            color=color,
+            label=f"{prefix}measured",
+        )
+        if run.records:
+            one = run.records[0]["examples_per_second"]
+            ax_rate.plot(counts, [one * c for c in counts], linestyle=":", color=color, label=f"{prefix}ideal")
+        ax_share.plot(
+            counts,
+            [r["efficiency"] for r in run.records],
+            marker="o",
+            linestyle=style,
+            color=color,
+            label=f"{prefix}efficiency",
+        )
+        ax_share.plot(
+            counts,
+            [r["all_reduce_share"] for r in run.records],
+            marker="s",
+            linestyle=style,
+            color=color,
+            alpha=0.6,
+            label=f"{prefix}all-reduce share of a step",
+        )
+    ax_rate.set(xlabel="replicas", ylabel="examples per second", title="Throughput (higher is better)")
+    ax_share.set(xlabel="replicas", ylabel="fraction", title="Efficiency, and the all-reduce's share")
+    for ax in (ax_rate, ax_share):
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
 
 
 # ---------------------------------------------------------------- the tf.data service, measured
@@ -223,7 +253,7 @@ def service_scaling(
     elements: int = 2048,
     batch: int = 16,
     one_thread_a_worker: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """Elements per second of ``make_pipeline()`` (an endless dataset) read locally and through a tf.data service of
     each number of ``workers`` (``distributed_epoch``, batched by ``batch`` before ``distribute``), each in one long
@@ -234,15 +264,15 @@ def service_scaling(
         dataset = dataset.batch(batch) if batch else dataset
         return one_thread(dataset) if one_thread_a_worker else dataset
 
-    if progress:
-        progress("local")
     records = [{"where": "local", "workers": 0, "rate": steady_rate(shaped(make_pipeline()), elements)}]
+    if progress:
+        progress(1, 1 + len(workers))
     for count in workers:
-        if progress:
-            progress(f"service, {count} worker(s)")
         with servers.DataService(workers=count) as service:
             served = shaped(make_pipeline()).apply(
                 tf.data.experimental.service.distribute("distributed_epoch", service.target)
             )
             records.append({"where": "service", "workers": count, "rate": steady_rate(served, elements)})
+        if progress:
+            progress(len(records), 1 + len(workers))
     return records

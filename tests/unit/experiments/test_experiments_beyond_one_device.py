@@ -15,9 +15,9 @@ import json
 from tfperf.runtime import replicas
 plan, names = replicas.configure(2)
 from tfperf.experiments import beyond_one_device as bod
-points = bod.scaling(names, width=64, per_replica=16, repeats=3, min_time=0.02)
-print(json.dumps({"points": [p.__dict__ | {"share": p.all_reduce_share} for p in points],
-                  "seen": sorted(set(bod.witnessed()))}))
+done = []
+records = bod.scaling(names, width=64, per_replica=16, repeats=3, min_time=0.02, progress=lambda *a: done.append(a))
+print(json.dumps({"records": records, "done": done, "seen": sorted(set(bod.witnessed()))}))
 """
 
 
@@ -37,14 +37,15 @@ def test_scaling_times_one_then_two_replicas_on_a_growing_global_batch():
     done = subprocess.run([sys.executable, "-c", SCALING], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    one, two = got["points"]
+    one, two = got["records"]
     assert (one["replicas"], one["global_batch"], two["replicas"], two["global_batch"]) == (1, 16, 2, 32)
-    for point in (one, two):
-        assert point["seconds_per_step"] > 0 and point["all_reduce_seconds"] > 0
-        assert point["examples_per_second"] == pytest.approx(point["global_batch"] / point["seconds_per_step"])
-        assert point["share"] == pytest.approx(point["all_reduce_seconds"] / point["seconds_per_step"])
+    for record in (one, two):
+        assert record["ms_per_step"] > 0 and record["all_reduce_ms"] > 0
+        assert record["examples_per_second"] == pytest.approx(record["global_batch"] / record["ms_per_step"] * 1e3)
+        assert record["all_reduce_share"] == pytest.approx(record["all_reduce_ms"] / record["ms_per_step"])
     assert one["efficiency"] == 1.0
     assert two["efficiency"] == pytest.approx(two["examples_per_second"] / (2 * one["examples_per_second"]))
+    assert got["done"] == [[1, 2], [2, 2]]
     assert [0, 16] in got["seen"] and [1, 16] in got["seen"]  # the step ran on each replica, 16 examples each
 
 
@@ -70,8 +71,31 @@ def test_service_scaling_reads_locally_then_through_each_service():
         return tf.data.Dataset.range(10**9).map(lambda i: tf.reduce_sum(tf.random.stateless_uniform((16, 16), [i, i])))
 
     seen = []
-    records = bod.service_scaling(endless, workers=(1, 2), elements=256, batch=8, progress=seen.append)
+    records = bod.service_scaling(endless, workers=(1, 2), elements=256, batch=8, progress=lambda *a: seen.append(a))
     assert [(r["where"], r["workers"]) for r in records] == [("local", 0), ("service", 1), ("service", 2)]
     assert all(r["rate"] > 0 for r in records)
-    assert seen == ["local", "service, 1 worker(s)", "service, 2 worker(s)"]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
     assert servers.library_pids() == set()  # every server stopped
+
+
+def test_plot_scaling_draws_throughput_against_its_ideal_and_the_shares():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfperf.experiments import beyond_one_device as bod
+    from tfperf.lesson import plots
+
+    records = [
+        {"replicas": 1, "examples_per_second": 100.0, "efficiency": 1.0, "all_reduce_share": 0.1},
+        {"replicas": 2, "examples_per_second": 150.0, "efficiency": 0.75, "all_reduce_share": 0.3},
+    ]
+    fig = plt.figure()
+    bod.plot_scaling(fig, [plots.Run("width 256", records=records), plots.Run("width 1024", records=records)])
+    rate, share = fig.axes
+    assert rate.get_xlabel() == "replicas" and rate.get_ylabel() == "examples per second"
+    ideal = [line for line in rate.lines if line.get_label() == "width 256: ideal"][0]
+    assert list(ideal.get_ydata()) == [100.0, 200.0]  # one replica's rate times the replicas
+    assert len(rate.lines) == 4 and len(share.lines) == 4  # measured and ideal; efficiency and share, for each run
+    plt.close(fig)
