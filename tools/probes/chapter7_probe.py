@@ -78,7 +78,7 @@ def service_gpu_memory() -> list[str] | str:
                     tf.data.experimental.service.distribute("distributed_epoch", service.target)
                 )
             )
-            pids = service.pids() if callable(getattr(service, "pids", None)) else service.pids
+            pids = service.pids()
             smi = subprocess.run(
                 ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
                 capture_output=True,

@@ -172,34 +172,17 @@ def plot_scaling(fig: Any, runs: Sequence[Any]) -> None:
     for run, prefix, style in plots.each_run(runs):
         counts = [r["replicas"] for r in run.records]
         color = plots.group_color(ax_rate, run.label)
-        ax_rate.plot(
-            counts,
-            [r["examples_per_second"] for r in run.records],
-            marker="o",
-            linestyle=style,
-            color=color,
-            label=f"{prefix}measured",
-        )
+
+        def line(ax: Any, key: str, marker: str, label: str, alpha: float = 1.0) -> None:
+            values = [r[key] for r in run.records]
+            ax.plot(counts, values, marker=marker, linestyle=style, color=color, alpha=alpha, label=prefix + label)
+
+        line(ax_rate, "examples_per_second", "o", "measured")
         if run.records:
             one = run.records[0]["examples_per_second"]
             ax_rate.plot(counts, [one * c for c in counts], linestyle=":", color=color, label=f"{prefix}ideal")
-        ax_share.plot(
-            counts,
-            [r["efficiency"] for r in run.records],
-            marker="o",
-            linestyle=style,
-            color=color,
-            label=f"{prefix}efficiency",
-        )
-        ax_share.plot(
-            counts,
-            [r["all_reduce_share"] for r in run.records],
-            marker="s",
-            linestyle=style,
-            color=color,
-            alpha=0.6,
-            label=f"{prefix}all-reduce share of a step",
-        )
+        line(ax_share, "efficiency", "o", "efficiency")
+        line(ax_share, "all_reduce_share", "s", "all-reduce share of a step", alpha=0.6)
     ax_rate.set(xlabel="replicas", ylabel="examples per second", title="Throughput (higher is better)")
     ax_share.set(xlabel="replicas", ylabel="fraction", title="Efficiency, and the all-reduce's share")
     for ax in (ax_rate, ax_share):
