@@ -36,9 +36,16 @@ class _Child:
     lines: list[str] = field(default_factory=list)
 
 
-def _argv(role: str, dispatcher: str | None = None) -> list[str]:
-    argv = [sys.executable, "-m", "tfperf.runtime.servers", role]
-    return argv + ([dispatcher] if dispatcher else [])
+def _argv(role: str, dispatcher: str | None = None, core: int | None = None) -> list[str]:
+    argv = [sys.executable, "-m", "tfperf.runtime.servers", role, dispatcher or "-"]
+    return argv + ([str(core)] if core is not None else [])
+
+
+def worker_cores(workers: int) -> list[int]:
+    """The core each of ``workers`` pinned workers runs on: this process's own cores in turn (a worker of one core each,
+    as long as there are as many cores as workers)."""
+    cores = sorted(os.sched_getaffinity(0))
+    return [cores[i % len(cores)] for i in range(workers)]
 
 
 def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -50,10 +57,10 @@ def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _start(role: str, dispatcher: str | None, timeout: float) -> _Child:
+def _start(role: str, dispatcher: str | None, timeout: float, core: int | None = None) -> _Child:
     env = server_environment()
     process = subprocess.Popen(
-        _argv(role, dispatcher),
+        _argv(role, dispatcher, core),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -110,11 +117,14 @@ class DataService:
     """A tf.data service on this machine: one dispatcher and ``workers`` workers, each a process of its own.
 
     Use it as a context manager (or call :meth:`stop`); ``target`` is what ``distribute(service=...)`` takes.
+    ``pinned``: each worker runs on one core of its own (:func:`worker_cores`), every thread of it: a worker is then
+    what a machine of one core would be, and the workers' number is the only thing that adds cores.
     """
 
-    def __init__(self, workers: int = 1, *, timeout: float = START_SECONDS):
+    def __init__(self, workers: int = 1, *, pinned: bool = False, timeout: float = START_SECONDS):
         if workers < 1:
             raise ValueError("a tf.data service needs at least one worker")
+        self.pinned = pinned
         self._children: list[_Child] = []
         _services.add(self)
         self._finalizer = weakref.finalize(self, _stop, self._children)  # also runs at the interpreter's exit
@@ -135,7 +145,13 @@ class DataService:
 
     def add_worker(self, *, timeout: float = START_SECONDS) -> None:
         """Start one more worker (it registers with the dispatcher, which sends it work from then on)."""
-        self._children.append(_start("worker", self.target.removeprefix("grpc://"), timeout))
+        core = worker_cores(self.workers + 1)[-1] if self.pinned else None
+        self._children.append(_start("worker", self.target.removeprefix("grpc://"), timeout, core))
+
+    def cores(self) -> list[set[int]]:
+        """The cores each running worker may use (read from the system)."""
+        running = [c for c in self._children if c.role == "worker" and c.process.poll() is None]
+        return [os.sched_getaffinity(c.process.pid) for c in running]
 
     def stop_worker(self) -> None:
         """Stop the last worker started (as if its machine failed)."""
@@ -158,8 +174,11 @@ class DataService:
         self.stop()
 
 
-def _serve(role: str, dispatcher: str | None) -> None:
-    """A child: start the server, say its address, serve until told to stop or the parent is gone."""
+def _serve(role: str, dispatcher: str | None, core: int | None = None) -> None:
+    """A child: start the server, say its address, serve until told to stop or the parent is gone. ``core``: pinned
+    to it before TensorFlow starts a thread (threads inherit the affinity of the thread that made them)."""
+    if core is not None:
+        os.sched_setaffinity(0, {core})
 
     def watch_parent() -> None:
         sys.stdin.read()  # returns when the parent closes it or dies
@@ -180,4 +199,8 @@ def _serve(role: str, dispatcher: str | None) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    _serve(
+        sys.argv[1],
+        None if sys.argv[2] == "-" else sys.argv[2],
+        int(sys.argv[3]) if len(sys.argv) > 3 else None,
+    )

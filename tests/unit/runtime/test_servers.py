@@ -31,11 +31,16 @@ def _state(pid):
 
 
 @pytest.mark.slow
-def test_two_workers_serve_every_element_once_and_stop_with_the_block():
-    with servers.DataService(workers=2) as service:
+def test_two_pinned_workers_serve_every_element_once_and_stop_with_the_block():
+    with servers.DataService(workers=2, pinned=True) as service:
         assert service.target.startswith("grpc://localhost:") and service.workers == 2
         pids = service.pids()
         assert len(pids) == 3
+        expected = [{core} for core in servers.worker_cores(2)]
+        assert service.cores() == expected
+        worker = pids[1]  # every thread of a pinned worker, TensorFlow's included, runs on its one core
+        threads = [os.sched_getaffinity(int(t)) for t in os.listdir(f"/proc/{worker}/task")]
+        assert len(threads) > 1 and all(t == expected[0] for t in threads)
         dataset = tf.data.Dataset.range(200).map(lambda x: x * 2)
         shared = dataset.apply(
             tf.data.experimental.service.distribute(processing_mode="distributed_epoch", service=service.target)
@@ -67,12 +72,17 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch):
     monkeypatch.setattr(
         servers,
         "_argv",
-        lambda role, dispatcher=None: [sys.executable, "-c", "print('no such server'); import time; time.sleep(60)"],
+        lambda role, dispatcher=None, core=None: [sys.executable, "-c", "print('no such server'); import time; time.sleep(60)"],
     )
     started = time.monotonic()
     with pytest.raises(servers.ServerFailed, match="did not start within 2 s. It said:\nno such server"):
         servers.DataService(workers=1, timeout=2)
     assert time.monotonic() - started < 15
+
+
+def test_pinned_workers_take_this_process_cores_in_turn():
+    cores = sorted(os.sched_getaffinity(0))
+    assert servers.worker_cores(len(cores) + 1) == cores + cores[:1]
 
 
 def test_at_least_one_worker():
