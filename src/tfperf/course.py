@@ -8,6 +8,7 @@ from importlib import metadata
 
 from tfperf.grading import guard
 from tfperf.runtime import as_on_gpu, device, logs, sizes
+from tfperf.runtime import replicas as replica_devices
 
 #: The TensorFlow the course is tested with (requirements/tensorflow-*.txt pin it; a test keeps them equal).
 TESTED_TENSORFLOW = "2.21.0"
@@ -61,8 +62,11 @@ def prepare_colab(run=subprocess.run) -> list[str]:
     ]
 
 
-def start() -> device.DeviceInfo:
+def start(replicas: int | None = None) -> device.DeviceInfo:
     """Prepare TensorFlow for the course and say what we are running on.
+
+    ``replicas``: first make the devices of that many replicas (:func:`tfperf.runtime.replicas.configure`, which
+    must run before TensorFlow starts) and say what they can show.
 
     On Colab, first makes sure TensorFlow is in the course's range (:func:`prepare_colab`).
     Quiets TensorFlow's C++ logging, turns on GPU memory growth (before the GPU is
@@ -71,13 +75,19 @@ def start() -> device.DeviceInfo:
     With ``TFPERF_AS_ON_GPU=1``, first makes the kernel behave as on a GPU machine where a CPU
     can (:mod:`tfperf.runtime.as_on_gpu`).
     """
-    colab_notes = prepare_colab() if device.runtime_platform() == "colab" else []
-    notes = colab_notes + logs.quietly(device.enable_memory_growth)  # before the GPU is first used
+    notes = prepare_colab() if device.runtime_platform() == "colab" else []
+    plan = None
+    if replicas:
+        plan, _ = logs.quietly(lambda: replica_devices.configure(replicas))
+    if plan is None or not (plan.kind == "GPU" and plan.split > 1):  # a split GPU's devices have a fixed memory
+        notes += logs.quietly(device.enable_memory_growth)  # before the GPU is first used
     notes += logs.quietly(as_on_gpu.apply)  # before any model is compiled, before the guard's snapshot
     info = logs.quietly(device.detect)
     print(info.summary())
     size = sizes.course_size()
     print(f"Experiment size: {size} ({sizes.DESCRIPTIONS[size]}).")
+    if plan is not None:
+        print(f"Replicas: {plan.count}, on {plan.note}")
     for note in notes + device.health_check(info):
         print(f"Note: {note}")
     guard.arm()

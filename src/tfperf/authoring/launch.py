@@ -72,8 +72,10 @@ class Launch:
     def binder_badge(self, notebook: str) -> str:
         return f"[![Launch on Binder]({BINDER_BADGE_IMAGE})]({self.binder_url(notebook)})"
 
-    def setup_cell(self) -> str:
-        return SETUP_CELL.replace("{package_url}", self.package_url)
+    def setup_cell(self, start_call: str = "info = course.start()") -> str:
+        """The setup cell; ``start_call``: its last line, which a chapter may give arguments
+        (chapter 7: ``info = course.start(replicas=2)``)."""
+        return SETUP_CELL.replace("{package_url}", self.package_url).replace("info = course.start()", start_call)
 
 
 def load(root: Path) -> Launch:
@@ -102,7 +104,8 @@ def apply(nb: nbformat.NotebookNode, launch: Launch, notebook: str) -> nbformat.
     first.source = launch.colab_badge(notebook) + "\n\n" + COLAB_BADGE_LINE.sub("", first.source).lstrip("\n")
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "setup":
-            cell.source = launch.setup_cell()
+            calls = [line for line in cell.source.splitlines() if line.startswith("info = course.start(")]
+            cell.source = launch.setup_cell(*calls[-1:])
     return nb
 
 

@@ -39,11 +39,13 @@ def _in_a_fresh_process(code: str) -> dict:
 
 
 @pytest.mark.slow
-def test_configure_makes_the_devices_and_a_strategy_over_them():
+def test_the_setup_cell_makes_the_devices_and_a_strategy_over_them():
     got = _in_a_fresh_process(
         "import json\n"
+        "from tfperf import course\n"
         "from tfperf.runtime import replicas\n"
-        "chosen, names = replicas.configure(2)\n"
+        "course.start(replicas=2)\n"  # chapter 7's setup cell
+        "chosen, names = replicas.configure(2)\n"  # the chapter's next cell
         "again = replicas.configure(2)[1]\n"  # a second run of the setup cell
         "s = replicas.strategy(names)\n"
         "print(json.dumps({'kind': chosen.kind, 'names': names, 'again': again, 'replicas': s.num_replicas_in_sync,"
