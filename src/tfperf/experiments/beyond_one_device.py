@@ -235,27 +235,53 @@ def service_scaling(
     workers: Sequence[int] = (1, 2),
     elements: int = 2048,
     batch: int = 16,
-    one_thread_a_worker: bool = False,
+    pinned: bool = True,
     progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """Elements per second of ``make_pipeline()`` (an endless dataset) read locally and through a tf.data service of
     each number of ``workers`` (``distributed_epoch``, batched by ``batch`` before ``distribute``), each in one long
-    job (:func:`steady_rate`). The service's processes start and stop here."""
+    job (:func:`steady_rate`). ``pinned``: one core a worker (``DataService(pinned=True)``) and the local pipeline on
+    one thread, so that each worker adds one core's worth and nothing else does. The service's processes start and stop
+    here. One record each: ``where`` ("local" or "service"), ``workers`` (0 locally), ``rate``, ``speedup`` (over
+    the local rate)."""
     from tfperf.runtime import servers
 
-    def shaped(dataset: Any) -> Any:
-        dataset = dataset.batch(batch) if batch else dataset
-        return one_thread(dataset) if one_thread_a_worker else dataset
+    def batched(dataset: Any) -> Any:
+        return dataset.batch(batch) if batch else dataset
 
-    records = [{"where": "local", "workers": 0, "rate": steady_rate(shaped(make_pipeline()), elements)}]
+    local = batched(make_pipeline())
+    records = [{"where": "local", "workers": 0, "rate": steady_rate(one_thread(local) if pinned else local, elements)}]
     if progress:
         progress(1, 1 + len(workers))
     for count in workers:
-        with servers.DataService(workers=count) as service:
-            served = shaped(make_pipeline()).apply(
+        with servers.DataService(workers=count, pinned=pinned) as service:
+            served = batched(make_pipeline()).apply(
                 tf.data.experimental.service.distribute("distributed_epoch", service.target)
             )
             records.append({"where": "service", "workers": count, "rate": steady_rate(served, elements)})
         if progress:
             progress(len(records), 1 + len(workers))
+    for record in records:
+        record["speedup"] = record["rate"] / records[0]["rate"]
     return records
+
+
+def plot_service(fig: Any, runs: Sequence[Any]) -> None:
+    """Draw runs of :func:`service_scaling`: elements per second against the service's workers, the local pipeline's
+    rate as a dashed line, and the ideal (the local rate times the workers) dotted."""
+    from tfperf.lesson import plots
+
+    ax = fig.subplots()
+    for run, prefix, style in plots.each_run(runs):
+        color = plots.group_color(ax, run.label)
+        served = [r for r in run.records if r["where"] == "service"]
+        local = [r["rate"] for r in run.records if r["where"] == "local"]
+        counts = [r["workers"] for r in served]
+        ax.plot(counts, [r["rate"] for r in served], marker="o", linestyle=style, color=color, label=f"{prefix}service")
+        if local and counts:
+            ax.axhline(local[0], linestyle="--", color=color, alpha=0.6, label=f"{prefix}local, this process")
+            ax.plot(counts, [local[0] * c for c in counts], linestyle=":", color=color, label=f"{prefix}ideal")
+    ax.set(xlabel="service workers", ylabel="elements per second", title="The tf.data service (higher is better)")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")

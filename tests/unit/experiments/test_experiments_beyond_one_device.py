@@ -73,7 +73,8 @@ def test_service_scaling_reads_locally_then_through_each_service():
     seen = []
     records = bod.service_scaling(endless, workers=(1, 2), elements=256, batch=8, progress=lambda *a: seen.append(a))
     assert [(r["where"], r["workers"]) for r in records] == [("local", 0), ("service", 1), ("service", 2)]
-    assert all(r["rate"] > 0 for r in records)
+    assert all(r["rate"] > 0 for r in records) and records[0]["speedup"] == 1.0
+    assert records[2]["speedup"] == pytest.approx(records[2]["rate"] / records[0]["rate"])
     assert seen == [(1, 3), (2, 3), (3, 3)]
     assert servers.library_pids() == set()  # every server stopped
 
@@ -99,3 +100,26 @@ def test_plot_scaling_draws_throughput_against_its_ideal_and_the_shares():
     assert list(ideal.get_ydata()) == [100.0, 200.0]  # one replica's rate times the replicas
     assert len(rate.lines) == 4 and len(share.lines) == 4  # measured and ideal; efficiency and share, for each run
     plt.close(fig)
+
+
+def test_plot_service_draws_the_served_rates_the_local_rate_and_the_ideal():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfperf.experiments import beyond_one_device as bod
+    from tfperf.lesson import plots
+
+    records = [
+        {"where": "local", "workers": 0, "rate": 100.0},
+        {"where": "service", "workers": 1, "rate": 80.0},
+        {"where": "service", "workers": 2, "rate": 150.0},
+    ]
+    fig = plt.figure()
+    bod.plot_service(fig, [plots.Run("pinned", records=records)])
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.lines}
+    assert list(lines["service"].get_xdata()) == [1, 2] and list(lines["service"].get_ydata()) == [80.0, 150.0]
+    assert list(lines["ideal"].get_ydata()) == [100.0, 200.0]  # the local rate times the workers
+    assert list(lines["local, this process"].get_ydata()) == [100.0, 100.0]
