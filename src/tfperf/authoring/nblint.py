@@ -4,7 +4,8 @@
 chapter added later); ``tests/notebooks/test_lint.py`` runs it in ``make test``. Each
 problem names its rule, the notebook and the cell:
 
-- ``setup-cell``: every notebook's setup cell (grade_id ``setup``) is the same, word for word.
+- ``setup-cell``: every notebook's setup cell (grade_id ``setup``) is the same, word for word, but for the
+  arguments of its last line's ``course.start(...)`` (chapter 7 asks it for replicas).
 - ``section-heading``: every ``section="..."`` passed to a call names a heading of that
   notebook (what a failure message tells the learner to reread must exist).
 - ``exercise-target``: every ``exercise="..."`` has a target in ``tfperf/grading/targets.toml`` for
@@ -111,9 +112,12 @@ def setup_sources(paths: Iterable[Path]) -> dict[Path, tuple[int, str]]:
     return found
 
 
+_START_CALL = re.compile(r"course\.start\([^()\n]*\)$")
+
+
 def lint_setup_cells(paths: list[Path]) -> list[Problem]:
     """``setup-cell``: all setup cells equal the most common one (ties: the first notebook's)."""
-    cells = setup_sources(paths)
+    cells = {path: (i, _START_CALL.sub("course.start()", source)) for path, (i, source) in setup_sources(paths).items()}
     problems = [Problem("setup-cell", p, 0, "no setup cell (grade_id 'setup')") for p in paths if p not in cells]
     if cells:
         counts = Counter(source for _, source in cells.values())

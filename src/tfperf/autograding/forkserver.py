@@ -59,7 +59,11 @@ PRELOADED = (
     "tfperf.experiments.tf_data",
     "tfperf.experiments.gpu_sync",
     "tfperf.experiments.device_ceilings",
+    "tfperf.experiments.beyond_one_device",
     "tfperf.experiments.capstone",
+    "tfperf.runtime.replicas",
+    "tfperf.runtime.servers",
+    "tfperf.runtime.cluster",
 )
 #: Environment variables that the grading process sets per exercise: the only ones in which the
 #: environment a child asks for may differ from the server's (any other difference starts a new server).

@@ -51,7 +51,7 @@ from tfperf.grading.recorded_runs import check_recorded_run
 from tfperf.grading.replicated import check_replicated_training
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.roofline import check_placements
-from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs
+from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs, cores, enough_cores
 from tfperf.grading.syncs import assert_host_syncs_at_most, assert_uploads_at_most
 from tfperf.grading.tracing import assert_traces_at_most, tracing_count
 from tfperf.grading.traffic import assert_moves_fewer_bytes
@@ -94,6 +94,8 @@ __all__ = [
     "dataset_from",
     "given",
     "low_precision_pays",
+    "cores",
+    "enough_cores",
     "not_written",
     "predictions",
     "step_from_one_state",

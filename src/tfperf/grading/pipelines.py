@@ -158,7 +158,8 @@ def check_pipeline_stages(
 
 
 def _rows(dataset: Any, limit: int) -> np.ndarray:
-    """Every value ``dataset`` yields, flattened and sorted (at most ``limit`` elements read)."""
+    """Every value ``dataset`` yields, each component of its elements flattened (as float64), and sorted (at most
+    ``limit`` elements read)."""
     import tensorflow as tf
 
     values = []
@@ -166,7 +167,7 @@ def _rows(dataset: Any, limit: int) -> np.ndarray:
         for i, element in enumerate(dataset):
             if i == limit:
                 break
-            values.append(np.ravel(np.asarray(element)))
+            values += [np.ravel(np.asarray(part, dtype=np.float64)) for part in tf.nest.flatten(element)]
     return np.sort(np.concatenate(values)) if values else np.zeros(0)
 
 
@@ -175,7 +176,8 @@ def check_served_pipeline(
     dataset: Any, local: Any, *, preprocess: Callable, what: str, section: str | None = None, limit: int = 100_000
 ) -> list:
     """Fail unless ``dataset`` reads from a ``tf.data`` service, with the ``tf.function`` ``preprocess`` run behind
-    the service (no stage of this process's graph calls it), and yields the values of ``local``, as a multiset
+    the service (no stage of this process's graph calls it, and no stage after the service runs a function at all: a
+    ``tf.py_function`` that called it would not show as a call), and yields the values of ``local``, as a multiset
     (batched or not, in any order: no element lost, none twice). Returns the stages."""
     chain, where = _stages_shown(dataset, what, section, "Its stages in this process, read from its graph")
     if not any(s.kind == "service" for s in chain):
@@ -187,6 +189,15 @@ def check_served_pipeline(
         raise GradingFailure(
             f"{what}: the preprocessing runs in this process, after the service: the service's workers only pass "
             f"elements through. Apply distribute after the map that preprocesses.{where}{reread(section).strip()}"
+        )
+    after = chain[max(i for i, s in enumerate(chain) if s.kind == "service") + 1 :]
+    # the service's own stage after it: a map that uncompresses what the workers sent (DataServiceDataset_uncompress)
+    working = [s for s in after if s.python or any("DataServiceDataset_uncompress" not in f for f in s.functions)]
+    if working:
+        raise GradingFailure(
+            f"{what}: after the service, this process still runs code on every element ({working[0].describe()}): "
+            f"the work belongs before distribute, in the service's workers; after it, only batching and prefetching."
+            f"{where}{reread(section).strip()}"
         )
     got, expected = _rows(dataset, limit), _rows(local, limit)
     if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-6, atol=0):
