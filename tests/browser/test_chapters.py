@@ -73,6 +73,7 @@ CHAPTERS = [
     ("05_gpu_sync/gpu_sync_pitfalls.ipynb", keep_two_choices("loops"), "every=", None),
     ("06_device_ceilings/device_ceilings.ipynb", toggle("compile with XLA"), "xla=", None),
     ("06_device_ceilings/device_ceilings.ipynb", slide_right("width"), "max_batch=", None, "run_memory"),
+    ("07_beyond_one_device/beyond_one_device.ipynb", slide_left("per replica"), "per_replica=", None),
     ("08_capstone/capstone.ipynb", keep_two_choices("pitfalls"), "kept=", None),
 ]
 FIRST_PANEL = "ExperimentPanel("

@@ -7,6 +7,12 @@ context of a strategy's scope) and the batch size it saw; not while Keras infers
 ``MirroredStrategy.run`` traces the step once per replica, so after a replicated step the notes hold one line per
 replica, each with its per-replica batch. The notes are kept where only :func:`witnessed` and
 :func:`forget_witnessed` reach them.
+
+Tracing shows where a model *could* run; the witness also counts what ran. It multiplies its input by a trainable
+scalar (1 at first), so that training computes a gradient through it, and each such gradient computed on a replica of
+a strategy adds one to a counter of that replica (a variable synchronized on read, summed): after ``steps`` steps
+trained on the replicas, :func:`replica_backward_passes` reads ``steps`` for every replica. The counter is not one of
+the model's weights (``set_weights`` cannot write it) and is kept where only that function reads it.
 """
 
 from __future__ import annotations
@@ -45,6 +51,41 @@ def _notes():
 _note, witnessed, forget_witnessed = _notes()
 
 
+def _counters():
+    import weakref
+
+    counters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def make(layer: Any) -> None:
+        counters[layer] = tf.Variable(
+            0,
+            dtype=tf.int64,
+            trainable=False,
+            synchronization=tf.VariableSynchronization.ON_READ,  # each replica its own copy
+            aggregation=tf.VariableAggregation.SUM,
+            name="backward_passes",
+        )
+
+    def count(layer: Any) -> Any:
+        return counters[layer].assign_add(1)
+
+    def read(model: Any) -> list[list[int]]:
+        """For each witness layer of ``model``: the backward passes each replica's copy counted (one copy when the
+        model was made outside a strategy's scope)."""
+        found = []
+        for layer in getattr(model, "layers", []):
+            counter = counters.get(layer) if isinstance(layer, ReplicaWitness) else None
+            if counter is not None:
+                copies = getattr(counter, "values", None) or (counter,)
+                found.append([int(c.read_value()) for c in copies])
+        return found
+
+    return make, count, read
+
+
+_make_counter, _count_backward, replica_backward_passes = _counters()
+
+
 def make_data(records: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``records`` examples of a 4-class problem: float32 features (records, 32) and int32 labels, from ``seed``."""
     rng = np.random.default_rng(seed)
@@ -54,16 +95,35 @@ def make_data(records: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ReplicaWitness(keras.layers.Layer):
-    """Passes its input through; notes the replica that traced it and the batch it saw (see the module)."""
+    """Multiplies its input by a trainable scalar (1 at first); notes the replica that traced it and the batch it
+    saw, and counts the gradients computed through it on a strategy's replicas (see the module)."""
+
+    def build(self, input_shape: Any) -> None:
+        self.scale = self.add_weight(shape=(), initializer="ones", name="scale")
+        _make_counter(self)
 
     def call(self, inputs: Any) -> Any:
         if in_symbolic_scope():  # Keras inferring shapes while it builds the model: no step runs
-            return inputs
+            return inputs * self.scale
         context = tf.distribute.get_replica_context()
         # a constant tensor inside a traced step (MirroredStrategy): its value is known while tracing
         replica = None if context is None else tf.get_static_value(context.replica_id_in_sync_group)
         _note(None if replica is None else int(replica), inputs.shape[0])
-        return inputs
+        on_a_replica = context is not None and tf.distribute.has_strategy()
+        layer = self
+
+        @tf.custom_gradient
+        def scaled(x: Any, scale: Any) -> Any:
+            def gradient(upstream: Any) -> Any:
+                grads = (upstream * scale, tf.reduce_sum(upstream * x))
+                if on_a_replica:
+                    with tf.control_dependencies([_count_backward(layer)]):
+                        grads = tuple(tf.identity(g) for g in grads)
+                return grads
+
+            return x * scale, gradient
+
+        return scaled(inputs, tf.convert_to_tensor(self.scale))
 
 
 # ---------------------------------------------------------------- what replication costs, measured

@@ -7,6 +7,8 @@ same records and initial weights, and fails unless, for the right reason, they e
   copies equal (the gradients were all-reduced);
 - its step ran on every replica, each on the per-replica batch (the model's :class:`ReplicaWitness` notes who ran
   it, and on how many examples), never in the strategy's cross-replica context;
+- it trained there: every replica computed the gradients of every step (the witness counts, on each replica, the
+  gradients computed through it), so that weights trained elsewhere and copied in, after a step run for show, fail;
 - its weights are the one-device run's with the global batch (per-replica batch x replicas), within a stated
   tolerance: the all-reduce sums the replicas' gradients, so each replica's loss must be averaged over the
   global batch, not its own.
@@ -84,6 +86,22 @@ def _check_ran_per_replica(
         )
 
 
+def _check_trained_on_replicas(
+    passes: Sequence[Sequence[int]], replicas: int, steps: int, who: str, section: str | None
+) -> None:
+    if not passes:
+        raise GradingFailure(
+            f"{who}: the model it returned has no ReplicaWitness layer: build it with the given function.{reread(section)}"
+        )
+    counted = list(passes[0])
+    if counted != [steps] * replicas:
+        raise GradingFailure(
+            f"{who}: the replicas computed the model's gradients {counted} times (one count per replica), not {steps} "
+            f"times each: every step's gradients are computed on every replica (strategy.run of a step that trains), "
+            f"not elsewhere and copied in.{reread(section)}"
+        )
+
+
 @guard.checked
 def check_replicated_training(
     train_replicated: Callable[..., Any],
@@ -125,6 +143,7 @@ def check_replicated_training(
             )
         _check_mirrored(model, strategy, who, section)
         _check_ran_per_replica(seen, replicas, per_replica, who, section)
+        _check_trained_on_replicas(bod.replica_backward_passes(model), replicas, steps, who, section)
         with device.full_float32():
             expected = train_one_device(x, y, seed=seed, steps=steps, batch=batch).get_weights()
         got = model.get_weights()

@@ -4,6 +4,8 @@ are made before TensorFlow starts): ``python replicated_answers.py NAME...`` pri
 
 import sys
 
+import numpy as np
+
 from tfperf.runtime import replicas
 
 plan, names = replicas.configure(2)
@@ -145,6 +147,49 @@ def cross_replica(strategy, x, y, *, seed, steps, per_replica):  # trained in th
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(loss_of(labels, model(features, training=True)))
             optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return model
+
+
+def copied_in(strategy, x, y, *, seed, steps, per_replica):
+    """Another path: the same layers without the witness trained on one device, their weights copied into a model
+    made in the scope, and one forward step on the replicas for the witness to see."""
+    batch = per_replica * strategy.num_replicas_in_sync
+    donor = make_model(seed)
+    bare = keras.Sequential([keras.Input((bod.FEATURES,)), *donor.layers[1:]])
+    optimizer, loss_of = keras.optimizers.SGD(RATE), per_example_loss()
+
+    @tf.function
+    def step(features, labels):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(loss_of(labels, bare(features, training=True)))
+        optimizer.apply_gradients(zip(tape.gradient(loss, bare.trainable_variables), bare.trainable_variables))
+
+    for features, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).take(steps):
+        step(features, labels)
+    with strategy.scope():
+        model = make_model(seed)
+    model.set_weights([np.ones((), np.float32)] + bare.get_weights())  # the witness's scale, still 1
+    features = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(batch))))
+    tf.function(lambda f: strategy.run(model, args=(f,)))(features)
+    return model
+
+
+def one_step_for_show(strategy, x, y, *, seed, steps, per_replica):
+    """The copy-in above after one real step on the replicas (with a learning rate of 0) instead of a forward pass."""
+    model = copied_in(strategy, x, y, seed=seed, steps=steps, per_replica=per_replica)
+    batch = per_replica * strategy.num_replicas_in_sync
+    with strategy.scope():
+        optimizer = keras.optimizers.SGD(0.0)
+    loss_of = per_example_loss()
+    features, labels = next(iter(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, y)).batch(batch))))
+
+    def step(features, labels):
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(loss_of(labels, model(features, training=True)), global_batch_size=batch)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+    tf.function(lambda f, lab: strategy.run(step, args=(f, lab)))(features, labels)
     return model
 
 

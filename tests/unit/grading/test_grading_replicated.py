@@ -21,6 +21,8 @@ EXPECTED = {
     "whole_batch_each": "each replica saw batches of [32] examples, not 16",
     "one_device_inside": "has one copy, not one per replica",
     "cross_replica": "raised ValueError",
+    "copied_in": "computed the model's gradients [0, 0] times",
+    "one_step_for_show": "computed the model's gradients [1, 1] times",
 }
 
 
@@ -56,5 +58,7 @@ def test_the_witness_notes_replica_and_batch_not_the_build():
     model(tf.zeros((5, bod.FEATURES)))
     tf.function(model)(tf.zeros((3, bod.FEATURES)))
     assert bod.witnessed() == [(0, 5), (0, 3)]  # outside a strategy: the default replica, 0
+    assert bod.replica_backward_passes(model) == [[0]]  # counted only on a strategy's replicas
+    assert len(model.get_weights()) == 3  # the witness's scale, the kernel, the bias: the counter is not a weight
     bod.forget_witnessed()
     assert bod.witnessed() == []
