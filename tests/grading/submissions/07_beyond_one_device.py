@@ -45,8 +45,14 @@ _FAILS_2 = {"served_tests": 0, "served_speed_tests": 0}
 _DISTRIBUTE = 'tf.data.experimental.service.distribute(processing_mode="{mode}", service=service)'
 
 SUBMISSIONS = [
-    Submission("concepts_one_wrong", {"concepts": 'global_batch_to_give = "a"\nloss_divided_by = "c"\n'
-               'logical_devices_show = "b"\nparallel_epochs_count = "c"'}, {"concepts_global_batch_to_give": 0}),
+    Submission(
+        "concepts_one_wrong",
+        {
+            "concepts": 'global_batch_to_give = "a"\nloss_divided_by = "c"\n'
+            'logical_devices_show = "b"\nparallel_epochs_count = "c"'
+        },
+        {"concepts_global_batch_to_give": 0},
+    ),
     # Exercise 1 unfixed: the one-device training under the new name (its weights match; no replica ran it).
     Submission(
         "replicated: the one-device training inside",
@@ -58,7 +64,11 @@ SUBMISSIONS = [
     # The dataset batched by the per-replica size: each replica sees half of it.
     Submission(
         "replicated: per-replica batch",
-        {"replicated": _loop(batch="per_replica", loss="tf.nn.compute_average_loss(losses, global_batch_size=per_replica)")},
+        {
+            "replicated": _loop(
+                batch="per_replica", loss="tf.nn.compute_average_loss(losses, global_batch_size=per_replica)"
+            )
+        },
         _FAILS_1,
     ),
     # Not split: every replica gets the whole global batch.
@@ -99,20 +109,26 @@ SUBMISSIONS = [
     Submission(
         "replicated: keras loss reduced",
         {
-            "replicated": _loop(loss="keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, "
-            "model(features, training=True))")
+            "replicated": _loop(
+                loss="keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, "
+                "model(features, training=True))"
+            )
         },
         {},
     ),
     # Exercise 2 unfixed: the local pipeline under the new name.
-    Submission("served: local", {"served": "def served_pipeline(first, count, service):\n"
-                                           "    return local_pipeline(first, count)\n"}, _FAILS_2),
+    Submission(
+        "served: local",
+        {"served": "def served_pipeline(first, count, service):\n    return local_pipeline(first, count)\n"},
+        _FAILS_2,
+    ),
     # The map after the service: the workers only pass record ids through.
     Submission(
         "served: map after the service",
         {
             "served": "def served_pipeline(first, count, service):\n"
-            "    ids = tf.data.Dataset.range(first, first + count).apply(" + _DISTRIBUTE.format(mode="distributed_epoch")
+            "    ids = tf.data.Dataset.range(first, first + count).apply("
+            + _DISTRIBUTE.format(mode="distributed_epoch")
             + ")\n    return ids.map(preprocess).batch(BATCH)\n"
         },
         _FAILS_2,
@@ -122,7 +138,8 @@ SUBMISSIONS = [
         "served: parallel epochs",
         {
             "served": "def served_pipeline(first, count, service):\n    return local_pipeline(first, count).apply("
-            + _DISTRIBUTE.format(mode="parallel_epochs") + ")\n"
+            + _DISTRIBUTE.format(mode="parallel_epochs")
+            + ")\n"
         },
         _FAILS_2,
     ),

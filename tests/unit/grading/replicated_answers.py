@@ -181,8 +181,9 @@ def one_step_for_show(strategy, x, y, *, seed, steps, per_replica):
     with strategy.scope():
         optimizer = keras.optimizers.SGD(0.0)
     loss_of = per_example_loss()
-    features, labels = next(iter(strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices((x, y)).batch(batch))))
+    features, labels = next(
+        iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)))
+    )
 
     def step(features, labels):
         with tf.GradientTape() as tape:

@@ -137,7 +137,9 @@ def test_a_served_pipeline_needs_the_service_the_preprocessing_behind_it_and_eve
             grading.check_served_pipeline(after.map(preprocess), local, preprocess=preprocess, what="after")
         with pytest.raises(grading.GradingFailure, match="yields 128 values, the local pipeline 64"):
             grading.check_served_pipeline(served("parallel_epochs"), local, preprocess=preprocess, what="parallel")
-        hidden = after.map(lambda i: tf.py_function(lambda i: preprocess(i), [i], tf.float32))  # not a call in the graph
+        hidden = after.map(
+            lambda i: tf.py_function(lambda i: preprocess(i), [i], tf.float32)
+        )  # not a call in the graph
         with pytest.raises(grading.GradingFailure, match="after the service, this process still runs code"):
             grading.check_served_pipeline(hidden, local, preprocess=preprocess, what="hidden")
         rebatched = served().prefetch(2)  # only prefetching after it: allowed

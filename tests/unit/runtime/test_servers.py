@@ -72,7 +72,11 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch):
     monkeypatch.setattr(
         servers,
         "_argv",
-        lambda role, dispatcher=None, core=None: [sys.executable, "-c", "print('no such server'); import time; time.sleep(60)"],
+        lambda role, dispatcher=None, core=None: [
+            sys.executable,
+            "-c",
+            "print('no such server'); import time; time.sleep(60)",
+        ],
     )
     started = time.monotonic()
     with pytest.raises(servers.ServerFailed, match="did not start within 2 s. It said:\nno such server"):
