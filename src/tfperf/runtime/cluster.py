@@ -80,12 +80,14 @@ def run_workers(
     timeout: float = 300.0,
     env: dict[str, str] | None = None,
     stop: dict[int, float] | None = None,
+    stop_after: str | None = None,
     gpus: int | None = None,
 ) -> list[WorkerRun]:
     """Run ``script`` as ``workers`` worker processes of one cluster; each one's :class:`WorkerRun`.
 
     ``stop`` maps a worker's index to seconds after the start at which it is killed (SIGKILL), as a machine that
-    fails would stop; the others see what TensorFlow does about it. Every worker still running after ``timeout``
+    fails would stop; the others see what TensorFlow does about it. With ``stop_after``, those seconds count from the
+    first line that worker prints containing that text (its first step, say), however long it took to start. Every worker still running after ``timeout``
     seconds is killed (its ``returncode`` is then None). Each worker sees the GPUs :func:`visible_gpus` gives it,
     of the ``gpus`` this machine has (default: those TensorFlow sees here).
     """
@@ -115,7 +117,7 @@ def run_workers(
                     preexec_fn=_die_with_parent,
                 )
             )
-        return _wait(processes, timeout, stop or {})
+        return _wait(processes, timeout, stop or {}, stop_after)
     finally:
         for process in processes:
             if process.poll() is None:
@@ -123,25 +125,32 @@ def run_workers(
             process.wait()
 
 
-def _wait(processes: list[subprocess.Popen], timeout: float, stop: dict[int, float]) -> list[WorkerRun]:
+def _wait(
+    processes: list[subprocess.Popen], timeout: float, stop: dict[int, float], stop_after: str | None = None
+) -> list[WorkerRun]:
     import threading
 
     outputs = [""] * len(processes)
+    start = time.monotonic()
+    clocks = {index: None if stop_after else start for index in stop}  # when each stop's seconds start
 
     def read(index: int, process: subprocess.Popen) -> None:
-        outputs[index] = process.stdout.read()
+        for line in process.stdout:
+            outputs[index] += line
+            if stop_after and stop_after in line and index in clocks and clocks[index] is None:
+                clocks[index] = time.monotonic()
 
     readers = [threading.Thread(target=read, args=(i, p), daemon=True) for i, p in enumerate(processes)]
     for reader in readers:
         reader.start()
-    start = time.monotonic()
     killed_at_timeout = set()
     while any(p.poll() is None for p in processes):
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
         for index, after in stop.items():
-            if elapsed >= after and processes[index].poll() is None:
+            since = clocks.get(index)
+            if since is not None and now - since >= after and processes[index].poll() is None:
                 processes[index].kill()
-        if elapsed >= timeout:
+        if now - start >= timeout:
             for index, process in enumerate(processes):
                 if process.poll() is None:
                     process.kill()

@@ -49,6 +49,16 @@ def test_a_worker_stopped_on_purpose_and_one_left_hanging_are_both_ended(tmp_pat
     assert runs[1].returncode == -9  # stopped as a failing machine would
 
 
+def test_a_stop_can_count_from_a_line_the_worker_prints(tmp_path):
+    script = tmp_path / "slow_start.py"
+    script.write_text("import time\ntime.sleep(1.5)\nprint('step 0', flush=True)\ntime.sleep(600)\n")
+    started = time.monotonic()
+    runs = cluster.run_workers(script, 2, timeout=30, stop={1: 0.5, 0: 0.5}, stop_after="step 0")
+    took = time.monotonic() - started
+    assert [r.returncode for r in runs] == [-9, -9] and all("step 0" in r.output for r in runs)
+    assert 2.0 <= took < 20  # killed half a second after each said "step 0", not half a second after the start
+
+
 def test_workers_die_with_their_parent(tmp_path):
     script = tmp_path / "sleeper.py"
     script.write_text("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(600)\n")
