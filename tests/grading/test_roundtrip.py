@@ -165,7 +165,7 @@ MAIN_RUN_COST = {
     "04_tf_data": 138.4,
     "05_gpu_sync": 66.5,
     "06_device_ceilings": 70.7,  # 2026-11-27, chapter 6 alone after its speed check of mixed precision
-    "07_beyond_one_device": 158.5,  # 2026-11-27, chapter 7 alone (a lane of 2 cores: more on one)
+    "07_beyond_one_device": 177.2,  # 2026-11-27, the full suite
     "08_capstone": 81.4,
 }
 PACKED_COST = {
@@ -175,7 +175,7 @@ PACKED_COST = {
     "04_tf_data": 17.6,
     "05_gpu_sync": 12.0,
     "06_device_ceilings": 14.9,  # likewise
-    "07_beyond_one_device": 21.9,  # likewise (9 packed students in 196.7 s)
+    "07_beyond_one_device": 22.6,  # likewise (9 packed students in 203.6 s)
     "08_capstone": 16.2,
 }
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
@@ -184,7 +184,7 @@ AS_ON_GPU_COST = {
     "03_keras_fit": 155.9,
     "04_tf_data": 85.9,
     "06_device_ceilings": 53.0,
-    "07_beyond_one_device": 102.2,
+    "07_beyond_one_device": 110.8,
     "08_capstone": 66.7,
 }
 HANG_COST = 45.0

@@ -43,8 +43,12 @@ step unit_tests 200 python3 -m pytest -q -x -p no:cacheprovider tests/unit/gradi
   tests/unit/grading/test_grading_diagnoses.py tests/unit/diagnosis tests/unit/experiments/test_experiments_capstone.py \
   tests/unit/experiments/test_experiments_device_ceilings.py tests/unit/measure/test_ceilings.py \
   tests/unit/runtime/test_replicas.py tests/unit/grading/test_grading_replicated.py \
-  tests/unit/experiments/test_experiments_beyond_one_device.py tests/unit/runtime/test_servers.py
+  tests/unit/experiments/test_experiments_beyond_one_device.py tests/unit/runtime/test_servers.py \
+  tests/unit/runtime/test_cluster.py
 step chapter7_probe 200 python3 tools/probes/chapter7_probe.py "$R/chapter7.json"
+# Chapter 7 whole (never run on a GPU yet): the split GPU's replicas, fit's XLA outside the scope, the service read on
+# the CPU, exercise 2's speed where the host gives this process 3 cores.
+step report_07 300 python3 -m tfperf report --size ci solutions/07_beyond_one_device/beyond_one_device.ipynb --out "$R/07"
 step report_03 200 python3 -m tfperf report --size ci solutions/03_keras_fit/keras_fit.ipynb --out "$R/03"
 step report_06 420 python3 -m tfperf report --size ci solutions/06_device_ceilings/device_ceilings.ipynb --out "$R/06"
 step report_05 150 python3 -m tfperf report --size ci solutions/05_gpu_sync/gpu_sync_pitfalls.ipynb --out "$R/05"
