@@ -39,7 +39,13 @@ from tfperf.grading.classifiers import (
 from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
 from tfperf.grading.model_runs import assert_model_runs
-from tfperf.grading.pipelines import check_pipeline_stages, check_same_epochs, check_served_pipeline, dataset_from
+from tfperf.grading.pipelines import (
+    assert_served,
+    check_pipeline_stages,
+    check_same_epochs,
+    check_served_pipeline,
+    dataset_from,
+)
 from tfperf.grading.precision import (
     assert_mixed_precision,
     assert_same_architecture,
@@ -90,6 +96,7 @@ __all__ = [
     "check_same_as",
     "check_same_epochs",
     "check_served_pipeline",
+    "assert_served",
     "check_same_result",
     "dataset_from",
     "given",

@@ -172,13 +172,11 @@ def _rows(dataset: Any, limit: int) -> np.ndarray:
 
 
 @guard.checked
-def check_served_pipeline(
-    dataset: Any, local: Any, *, preprocess: Callable, what: str, section: str | None = None, limit: int = 100_000
-) -> list:
+def assert_served(dataset: Any, *, preprocess: Callable, what: str, section: str | None = None) -> list:
     """Fail unless ``dataset`` reads from a ``tf.data`` service, with the ``tf.function`` ``preprocess`` run behind
-    the service (no stage of this process's graph calls it, and no stage after the service runs a function at all: a
-    ``tf.py_function`` that called it would not show as a call), and yields the values of ``local``, as a multiset
-    (batched or not, in any order: no element lost, none twice). Returns the stages."""
+    the service: no stage of this process's graph calls it, and no stage after the service runs a function at all (a
+    ``tf.py_function`` that called it would not show as a call). Read from the dataset's graph only, nothing read
+    from it: cheap enough for every timed call of a speed check. Returns the stages."""
     chain, where = _stages_shown(dataset, what, section, "Its stages in this process, read from its graph")
     if not any(s.kind == "service" for s in chain):
         raise GradingFailure(
@@ -199,6 +197,16 @@ def check_served_pipeline(
             f"the work belongs before distribute, in the service's workers; after it, only batching and prefetching."
             f"{where}{reread(section).strip()}"
         )
+    return chain
+
+
+@guard.checked
+def check_served_pipeline(
+    dataset: Any, local: Any, *, preprocess: Callable, what: str, section: str | None = None, limit: int = 100_000
+) -> list:
+    """Fail unless ``dataset`` is served (:func:`assert_served`) and yields the values of ``local``, as a multiset
+    (batched or not, in any order: no element lost, none twice). Returns the stages."""
+    chain = assert_served(dataset, preprocess=preprocess, what=what, section=section)
     got, expected = _rows(dataset, limit), _rows(local, limit)
     if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-6, atol=0):
         raise GradingFailure(

@@ -144,3 +144,7 @@ def test_a_served_pipeline_needs_the_service_the_preprocessing_behind_it_and_eve
             grading.check_served_pipeline(hidden, local, preprocess=preprocess, what="hidden")
         rebatched = served().prefetch(2)  # only prefetching after it: allowed
         grading.check_served_pipeline(rebatched, local, preprocess=preprocess, what="rebatched")
+        # the structure alone (every timed call of the speed check): nothing is read
+        assert [s.kind for s in grading.assert_served(served(), preprocess=preprocess, what="served")][0] == "service"
+        with pytest.raises(grading.GradingFailure, match="no stage reads from the tf.data service"):
+            grading.assert_served(local.repeat(), preprocess=preprocess, what="endless and local")
