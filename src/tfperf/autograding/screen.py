@@ -56,7 +56,8 @@ LIBRARY_MODULES = (
     "tfperf", "grading", "timing", "device", "sizes", "source", "host_syncs", "traces", "op_counts",
     "gpu_sync", "eg", "td", "kf", "course", "logs", "tf_data", "keras_fit", "copies", "dataset_graph",
     "pipeline_timeline", "plots", "monitor", "widgets", "instrument", "targets", "guard", "dc", "ceilings",
-    "predictions", "flops", "bytes_moved",
+    "predictions", "flops", "bytes_moved", "concepts", "cs", "profile_analysis", "registry", "bod", "replicas",
+    "servers", "cluster",
 )  # fmt: skip
 #: Names that the notebooks bind to modules before any answer cell.
 NOTEBOOK_MODULES = (

@@ -204,3 +204,34 @@ def test_an_exercise_may_allow_fewer_imports():
     assert "its answers import nothing" in screen("import math", allowed_imports=())[0].what
     assert allowed_imports({"metadata": {"tfperf": {"imports": ["numpy"]}}}) == ("numpy",)
     assert allowed_imports({"metadata": {}}) == ALLOWED_IMPORTS
+
+
+def _library_modules_bound_by_notebooks() -> set[str]:
+    """Every name a solution notebook binds to a module of the course library (``from tfperf.x import y as z``)."""
+    import ast
+    import importlib.util
+
+    def is_module(dotted: str) -> bool:
+        try:
+            return importlib.util.find_spec(dotted) is not None
+        except (ModuleNotFoundError, ValueError):  # an attribute of a module, not a module
+            return False
+
+    names = set()
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tfperf"):
+                    names |= {a.asname or a.name for a in node.names if is_module(f"{node.module}.{a.name}")}
+    return names
+
+
+def test_every_library_module_a_notebook_binds_is_known_to_the_screen():
+    """Private names of the course library are flagged by the module's name in the notebook: a module bound under a
+    name the screen does not know (chapter 7's ``bod``, chapter 8's ``cs``) would let ``bod._note(...)`` through."""
+    from tfperf.autograding.screen import LIBRARY_MODULES
+
+    assert sorted(_library_modules_bound_by_notebooks() - set(LIBRARY_MODULES)) == []
+    assert screen("bod._note(0, 32)\n", given_names=set()) != []
