@@ -2,7 +2,9 @@
 are made before TensorFlow starts): ``python replicated_answers.py NAME...`` prints ``NAME: PASSED`` or
 ``NAME: FAILED <message>`` for each answer, checked by ``grading.check_replicated_training`` on 2 replicas."""
 
+import importlib
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -150,28 +152,19 @@ def cross_replica(strategy, x, y, *, seed, steps, per_replica):  # trained in th
     return model
 
 
-def copied_in(strategy, x, y, *, seed, steps, per_replica):
-    """Another path: the same layers without the witness trained on one device, their weights copied into a model
-    made in the scope, and one forward step on the replicas for the witness to see."""
-    batch = per_replica * strategy.num_replicas_in_sync
-    donor = make_model(seed)
-    bare = keras.Sequential([keras.Input((bod.FEATURES,)), *donor.layers[1:]])
-    optimizer, loss_of = keras.optimizers.SGD(RATE), per_example_loss()
+def _red_team_answer(name):
+    """The round trip's red-team answer ``name`` (a submitted cell, in the notebook's names), run here on this file's
+    model: one source for the attack, graded by the check alone here and through nbgrader there."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for tests.grading
+    red_team = importlib.import_module("tests.grading.red_team.07_beyond_one_device").RED_TEAM
+    namespace = dict(globals(), make_classifier=make_model, np=np)  # np: as the notebook binds it
+    exec(next(case for case in red_team if case.name == name).edits["replicated"], namespace)
+    return namespace["train_replicated"]
 
-    @tf.function
-    def step(features, labels):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(loss_of(labels, bare(features, training=True)))
-        optimizer.apply_gradients(zip(tape.gradient(loss, bare.trainable_variables), bare.trainable_variables))
 
-    for features, labels in tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).take(steps):
-        step(features, labels)
-    with strategy.scope():
-        model = make_model(seed)
-    model.set_weights([np.ones((), np.float32)] + bare.get_weights())  # the witness's scale, still 1
-    features = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(batch))))
-    tf.function(lambda f: strategy.run(model, args=(f,)))(features)
-    return model
+# Another path: the same layers without the witness trained on one device, their weights copied into a model made in
+# the scope, and one forward step on the replicas for the witness to see.
+copied_in = _red_team_answer("red3_trained_elsewhere_copied_in")
 
 
 def one_step_for_show(strategy, x, y, *, seed, steps, per_replica):
