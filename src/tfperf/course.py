@@ -79,9 +79,8 @@ def start(replicas: int | None = None) -> device.DeviceInfo:
     plan = None
     if replicas:
         plan, _ = logs.quietly(lambda: replica_devices.configure(replicas))
-        logs.tensorflow().get_logger().setLevel(
-            "WARNING"
-        )  # tf.distribute's routine INFO lines, one per strategy and reduce
+        # tf.distribute logs routine INFO lines (one per strategy made, one per reduce traced): warnings only
+        logs.tensorflow().get_logger().setLevel("WARNING")
     if plan is None or not (plan.kind == "GPU" and plan.split > 1):  # a split GPU's devices have a fixed memory
         notes += logs.quietly(device.enable_memory_growth)  # before the GPU is first used
     notes += logs.quietly(as_on_gpu.apply)  # before any model is compiled, before the guard's snapshot
