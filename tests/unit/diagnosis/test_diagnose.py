@@ -460,7 +460,10 @@ def test_keras_fit_on_a_sequential_pipeline_is_input_bound(tmp_path):
         return x, tf.reduce_mean(x, keepdims=True)
 
     data = tf.data.Dataset.from_tensor_slices(np.random.default_rng(0).random((256, 32), np.float32))
-    ds = data.map(slow, synchronous=True).batch(16).repeat()
+    # batches of 64: each fit call's own overhead (callbacks, a new iterator: about 90 ms here) is one step of the
+    # Profiler's; batches of 16 waited 18-33% of it (2026-11-27, 2 cores; CI once read 20%, XProf's threshold),
+    # batches of 64 53-55%
+    ds = data.map(slow, synchronous=True).batch(64).repeat()
     model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(1)])
     model.compile("sgd", "mse", steps_per_execution=4)
 
