@@ -13,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import nbformat
 import pytest
 
 from tests.classgrading import toy
@@ -74,3 +75,35 @@ def test_an_untouched_answer_scores_zero_whatever_the_kernel_says(toy_course):
     done = autograde(toy_course, "trent")
     assert done.returncode == 0, done.stdout + done.stderr
     assert toy.scores(toy_course)["trent"] == {"check_square": 0.0, "check_total": 3.0}
+
+
+def test_without_a_kernel_every_grade_is_the_same(toy_course):
+    """``GradingExecute.run_kernel = False``: no cell runs in a kernel, and every grade still comes from the
+    exercises' workers: the reference full marks, the hooked unfixed answer what it earns outside the kernel (as
+    above), an untouched notebook 0. Each code cell of the graded notebook says why it shows nothing of its own."""
+    released = toy.released(toy_course)
+    reference = toy.with_answer(
+        toy.variant("reference", released), "answer_square", "def square(x):\n    return x * x\nprint('run here')"
+    )
+    hooked = toy.with_answer(toy.with_answer(reference, "answer_square", HOOK), "answer_total", UNFIXED_TOTAL)
+    for student, nb in (("alice", reference), ("mallory", hooked), ("nobody", released)):
+        toy.submit(toy_course, student, nb)
+        done = autograde(toy_course, student, "--GradingExecute.run_kernel=False")
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert {s: toy.scores(toy_course)[s] for s in ("alice", "mallory", "nobody")} == {
+        "alice": {"check_square": 2.0, "check_total": 3.0},
+        "mallory": {"check_square": 2.0, "check_total": 0.0},
+        "nobody": {"check_square": 0.0, "check_total": 0.0},
+    }
+    graded = nbformat.read(toy_course / "autograded" / "alice" / toy.ASSIGNMENT / toy.NOTEBOOK, as_version=4)
+    shown = [o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [text for text in shown if "run here" in text]  # the kernel would have printed it
+    answers = [c for c in graded.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert answers and all("graded without a kernel" in c.outputs[0]["text"] for c in answers)
+
+
+def test_without_a_kernel_needs_the_grades_decided_outside(toy_course):
+    toy.submit(toy_course, "oscar", toy.variant("reference", toy.released(toy_course)))
+    done = autograde(toy_course, "oscar", "--GradingExecute.run_kernel=False", "--GradingExecute.tests_outside=False")
+    assert done.returncode != 0
+    assert "run_kernel = False needs GradingExecute.tests_outside = True" in done.stdout + done.stderr

@@ -30,6 +30,11 @@ class Submission:
     to None to delete the cell. ``without_notebook`` hands in the assignment's folder with
     no notebook in it. ``hangs``: an answer that never returns, graded as a student of its own with a
     short cell timeout (its other exercises unanswered, so nothing honest in it runs long).
+
+    ``kernel``: an answer aimed at the grading kernel or its sandbox (a hook, a crash, a write, a connection, the
+    memory limit), graded with the notebook run in the kernel as for any learner. The other cases are graded
+    without a kernel (``GradingExecute.run_kernel = False``): no grade is read from the kernel, so theirs are the
+    same either way, and the kernel's start was two thirds of a packed student's time.
     """
 
     name: str
@@ -39,6 +44,7 @@ class Submission:
     metadata_edits: dict[str, dict | None] = field(default_factory=dict)
     without_notebook: bool = False
     hangs: bool = False
+    kernel: bool = False
 
     @property
     def touched(self) -> set[str]:
@@ -79,17 +85,19 @@ class Submission:
         return nb
 
 
-#: Every packed student's id starts with this.
+#: Every packed student's id starts with this: graded without a kernel.
 PACKED_PREFIX = "packed__"
+#: A packed student of cases aimed at the kernel (``Submission.kernel``): graded with it.
+IN_KERNEL_PREFIX = "kernel__"
 
 
 @dataclass
 class PackedSubmission:
     """Several submissions with disjoint edits and expectations, graded as one student.
 
-    Exercises are graded independently, so packing saves one autograde run (about 10 s of
-    nbgrader start-up plus the notebook's run) per submission packed, and also shows that a
-    wrong answer in one exercise does not cost points in another.
+    Exercises are graded independently, so packing saves one student's grading (a notebook's run where it runs
+    in the kernel) per submission packed, and also shows that a wrong answer in one exercise does not cost points in
+    another. Cases aimed at the kernel are packed only with each other.
     """
 
     members: list[Submission]
@@ -99,9 +107,16 @@ class PackedSubmission:
         return any(m.hangs for m in self.members)
 
     @property
+    def kernel(self) -> bool:
+        return any(m.kernel for m in self.members)
+
+    @property
     def student_id(self) -> str:
-        """``packed__``, then its members' ids: one glob (``packed__*``) grades every packed student."""
-        return (PACKED_PREFIX + "__".join(m.student_id for m in self.members))[:120]
+        """``packed__`` (``kernel__`` where it is graded in the kernel), then its members' ids: one glob
+        (``packed__*``) grades every packed student of one kind."""
+        return ((IN_KERNEL_PREFIX if self.kernel else PACKED_PREFIX) + "__".join(m.student_id for m in self.members))[
+            :120
+        ]
 
     def edits(self) -> dict[str, str]:
         return {k: v for m in self.members for k, v in m.edits.items()}
@@ -156,7 +171,7 @@ class PackedSubmission:
 
     def accepts(self, candidate: Submission) -> bool:
         """Whether ``candidate`` changes other cells, and decides other scores, than the members."""
-        if any(m.without_notebook or m.hangs for m in [candidate, *self.members]):
+        if any(m.without_notebook or m.hangs for m in [candidate, *self.members]) or candidate.kernel != self.kernel:
             return False
         touched = set().union(*(m.touched for m in self.members))
         claims = set().union(*(m.claims for m in self.members))

@@ -3,8 +3,9 @@
 For every assignment: generate the student version, then autograde, in one run, the
 reference solution and the untouched student version; in a second, the chapter's plausible answers
 and its red team (tests/grading/submissions/<assignment>.py, tests/grading/red_team/; answers to different
-exercises are packed into one student), with the demonstration cells run for their imports only
-(``GradingExecute.demonstrations``: no grade is read from the kernel); then, in a third, small run, the reference
+exercises are packed into one student), graded without a kernel (``GradingExecute.run_kernel``: no grade is read
+from the kernel), except the answers aimed at the kernel (``Submission.kernel``), graded in it with the demonstration
+cells run for their imports only (``GradingExecute.demonstrations``); then, in a third, small run, the reference
 again, the way a GPU machine runs them (TFPERF_AS_ON_GPU=1: Keras compiles with XLA by
 default, tfperf.runtime.as_on_gpu), for the chapters where that can change anything
 (graded_as_on_a_gpu); then generate feedback and export grades.
@@ -40,7 +41,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from tests.conftest import REPO, assignments
 from tests.grading import attacks
-from tests.grading.submission import PACKED_PREFIX, PackedSubmission, Submission, pack
+from tests.grading.submission import IN_KERNEL_PREFIX, PACKED_PREFIX, PackedSubmission, Submission, pack
 from tfperf.classgrading import cpusets
 from tfperf.runtime import as_on_gpu
 
@@ -104,8 +105,16 @@ def nbgrader(
     env = dict(os.environ, JUPYTER_PATH=str(course.parent / "jupyter" / "share" / "jupyter"), **slot.env())
     env |= extra_env or {}
     started = time.monotonic()
+    # every log line with its time of day: where a run's time went (nbgrader logs no times by default)
+    stamped = ["--Application.log_format=%(asctime)s %(message)s", "--Application.log_datefmt=%H:%M:%S"]
     result = subprocess.run(
-        ["nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=slot.pin
+        ["nbgrader", *args, *stamped],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        preexec_fn=slot.pin,
     )
     took = f"# nbgrader {' '.join(args)}: {time.monotonic() - started:.1f} s\n"
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
@@ -332,19 +341,19 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
         # A student without a notebook is reported by this run (nbgrader fails a run that matches no notebook at all).
         submit(course, assignment, {key: nb for key, nb in students.items() if nb is None})
         changed = autograde_unchanging(root, assignment, slot=slot)
-        # The packed students: their grades come from the exercises' workers, never from the kernel, so the kernel
-        # runs the demonstration cells for their imports only (what GradingExecute.demonstrations offers instructors).
+        # The packed students: their grades come from the exercises' workers, never from the kernel, so they are
+        # graded without one (GradingExecute.run_kernel, as instructors may); those aimed at the kernel with it, its
+        # demonstration cells run for their imports only (GradingExecute.demonstrations).
         with_notebooks = {key: nb for key, nb in students.items() if nb is not None}
-        if with_notebooks:
-            submit(course, assignment, with_notebooks)
-            changed += autograde_unchanging(
-                root,
-                assignment,
-                f"--student={PACKED_PREFIX}*",
-                "--GradingExecute.demonstrations=imports",
-                slot=slot,
-                log=f"autograde-{assignment}-packed",
-            )
+        submit(course, assignment, with_notebooks)
+        for prefix, how, kind in (
+            (PACKED_PREFIX, "--GradingExecute.run_kernel=False", "packed"),
+            (IN_KERNEL_PREFIX, "--GradingExecute.demonstrations=imports", "packed-in-the-kernel"),
+        ):
+            if any(student.startswith(prefix) for student, _ in with_notebooks):
+                changed += autograde_unchanging(
+                    root, assignment, f"--student={prefix}*", how, slot=slot, log=f"autograde-{assignment}-{kind}"
+                )
         # Answers that never return, each graded on its own with a short cell timeout.
         submit(course, assignment, hanging)
         for student in sorted({student for student, _ in hanging}):
@@ -655,3 +664,27 @@ def test_a_packed_student_leaves_unanswered_only_the_exercises_its_members_do_no
     packed = PackedSubmission([Submission("s", {"second": "def second(x):\n    return 0"}, {"second_tests": 0})])
     assert packed.unanswered(reference) == {"third"}
     assert packed.scoring_zero(reference) == {"third_tests"}
+
+
+def test_cases_aimed_at_the_kernel_are_packed_apart():
+    packed = pack([Submission("a", {"x": ""}), Submission("k", {"y": ""}, kernel=True), Submission("b", {"y": ""})])
+    assert [[m.name for m in p.members] for p in packed] == [["a", "b"], ["k"]]
+    assert packed[0].student_id.startswith(PACKED_PREFIX) and packed[1].student_id.startswith(IN_KERNEL_PREFIX)
+
+
+#: What GradingExecute writes in a code cell of a notebook graded without a kernel.
+WITHOUT_A_KERNEL = "graded without a kernel"
+
+
+@pytest.mark.parametrize("assignment", roundtrip_assignments())
+def test_packed_students_are_graded_without_a_kernel_but_those_aimed_at_it(graded_course, assignment):
+    for packed in pack(submissions_for(assignment)):
+        if packed.hangs or any(m.without_notebook for m in packed.members):
+            continue
+        (graded,) = autograded_notebooks(graded_course, assignment, packed.student_id)
+        notes = [
+            WITHOUT_A_KERNEL in "".join(o.get("text", "") for o in c.outputs)
+            for c in graded.cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+        ]
+        assert notes and set(notes) == {not packed.kernel}, packed.student_id

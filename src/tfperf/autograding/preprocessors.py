@@ -6,6 +6,8 @@
   for the test cells that had already passed. Here the cell that killed the kernel and the rest of
   its exercise get an error output (so its test cells score 0, and the feedback says why), a new
   kernel is brought to the state of the earlier cells, and grading goes on with the next exercise.
+  With the grades decided outside the kernel (``tests_outside``), ``run_kernel = False`` grades without
+  starting a kernel at all: the grades are the same, the feedback shows no outputs of the learner's cells.
 - ``RestoreCells``: every cell the instructor wrote is identified by its grade_id and
   restored from the gradebook, metadata included: a learner who edits a locked cell, its
   points, or its ``grade``/``locked`` flags gets the original back, and a test cell whose
@@ -23,7 +25,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import Execute, OverwriteCells
 from traitlets import Bool, Enum
 
-from tfperf.autograding.cells import exercises, is_written, released_answers, replay_source
+from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 
 KERNEL_DIED = "KernelDied"
 #: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
@@ -77,11 +79,51 @@ class GradingExecute(Execute):
         "no grade changes, because no grade is read from the kernel when tests_outside is on)",
     ).tag(config=True)
 
+    run_kernel = Bool(
+        True,
+        help="Run the notebook in the kernel, for the learner's outputs in the feedback. With tests_outside, no grade "
+        "is read from the kernel, so False grades the same without starting one (the exercises' workers only: "
+        "re-grading a class after a check was corrected, say); the feedback then shows the cells without outputs",
+    ).tag(config=True)
+
     def preprocess(self, nb, resources=None, km=None):
         self.died_in_cell: int | None = None
         self.skipped: set[int] = set()  # cells of exercises that killed a kernel: never run again
         self.outside: set[int] = self._graded_outside(nb, resources) if self.tests_outside else set()
+        if not self.run_kernel:
+            if not self.tests_outside:
+                raise ValueError(
+                    "GradingExecute.run_kernel = False needs GradingExecute.tests_outside = True: otherwise the test "
+                    "cells are graded in the kernel"
+                )
+            if self._every_test_in_an_exercise(nb):
+                return self._without_kernel(nb), resources
+            self.log.warning("A test cell outside every exercise is graded in the kernel: the kernel runs after all")
         return super().preprocess(nb, resources, km)
+
+    @staticmethod
+    def _every_test_in_an_exercise(nb) -> bool:
+        """Whether every test cell follows an answer cell (GradeOutsideKernel grades those, written or not)."""
+        in_exercises = {test for _, tests in exercises(nb) for test in tests}
+        return all(i in in_exercises for i, cell in enumerate(nb.cells) if is_test(cell))
+
+    def _without_kernel(self, nb):
+        """``nb`` with no cell run (``run_kernel = False``): each code cell's output says why."""
+        from nbformat.v4 import new_output
+
+        note = (
+            "Not run while grading: this notebook was graded without a kernel; its grades come from each "
+            "exercise's own process, which ran your answer.\n"
+        )
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            if is_test(cell):  # GradeOutsideKernel writes every exercise's outcome over this
+                cell.outputs = [not_run_output("not graded: the grading outside the kernel left no outcome here.")]
+            else:
+                cell.outputs = [new_output("stream", name="stdout", text=note)]
+            cell.execution_count = None
+        return nb
 
     def _graded_outside(self, nb, resources) -> set[int]:
         """The test cells of every exercise whose answer is not its released placeholder."""

@@ -375,11 +375,20 @@ def busy_seconds(pid: int) -> float:
 
 
 def _sample_size(worker, seeds: Iterator[int]) -> int:
+    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS: estimated from a run of one call, then tried
+    on that many inputs made together, as a timed sample's are, growing at most fourfold a try. Estimated from one
+    call alone, an answer fast on a lone input (a memo keyed by ``id()``, which a freed input's id can meet again)
+    got a thousand calls a sample, slow on a sample's live inputs: one failing check took 110 s (2026-11-27)."""
     from tfperf.measure import timing
 
-    worker.ask(do="prepare", seeds=[next(seeds)])
-    _, seconds = timing.stopwatch(lambda: worker.ask(do="run"), sync=lambda: None)
-    return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
+    calls = 1
+    while True:
+        worker.ask(do="prepare", seeds=[next(seeds) for _ in range(calls)])
+        _, seconds = timing.stopwatch(lambda n=calls: worker.ask(do="run", count=n), sync=lambda: None)
+        if seconds >= MIN_SAMPLE_SECONDS or calls >= MAX_CALLS_PER_SAMPLE:
+            return calls
+        wanted = int(calls * MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1
+        calls = min(MAX_CALLS_PER_SAMPLE, wanted, 4 * calls)
 
 
 def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: float | None = None) -> Verdict:

@@ -39,6 +39,7 @@ numpy_of_gpu_tensor = "a"
             "concepts_soft_placement": 0,
             "concepts_numpy_of_gpu_tensor": 0,
         },
+        kernel=True,
     ),
     # (1) Remembers the unfixed result per table object: timed calls get new tables, so nothing is reused.
     Submission(

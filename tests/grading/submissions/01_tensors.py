@@ -137,6 +137,7 @@ SUBMISSIONS += [
         "writes_the_gradebook",
         {"weighted_mean": attacks.writes_the_gradebook(_WRONG_WEIGHTED_MEAN)},
         {"weighted_mean_tests": 0},
+        kernel=True,
     ),
     # Honest work is not lost (class 7). A correct row_scores after a line that ends the kernel:
     # the kernel is gone before the test runs, which scores 0; weighted_mean, graded before,
@@ -145,16 +146,19 @@ SUBMISSIONS += [
         "row_scores_then_os_exit",
         {"row_scores": _CORRECT_ROW_SCORES + "import os\nos._exit(1)\n"},
         {"row_scores_tests": 0},
+        kernel=True,
     ),
     Submission(
         "row_scores_then_segfault",
         {"row_scores": _CORRECT_ROW_SCORES + "import ctypes\nctypes.string_at(0)\n"},
         {"row_scores_tests": 0},
+        kernel=True,
     ),
     Submission(
         "row_scores_then_sigkill",
         {"row_scores": _CORRECT_ROW_SCORES + "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
         {"row_scores_tests": 0},
+        kernel=True,
     ),
     # An endless loop that ignores the interrupt sent at the time limit: that kernel is given up and its
     # exercise scores 0 (plain nbgrader dropped the whole submission).
@@ -171,6 +175,7 @@ SUBMISSIONS += [
         "weighted_mean_os_exit",
         {"weighted_mean": "import os\nos._exit(3)\n"},
         {"weighted_mean_tests": 0, "row_scores_tests": 3},
+        kernel=True,
     ),
     # Tampering with the instructor's cells: they are restored from the gradebook, and the
     # answer is scored on its merits.

@@ -226,16 +226,19 @@ SUBMISSIONS += [
         "epochs_unfixed_overwrites_the_course",
         {"train_epochs": attacks.overwrites_the_course(_EPOCHS_UNFIXED)},
         {"train_epochs_tests": 0.0},
+        kernel=True,
     ),
     Submission(
         "epochs_unfixed_fetches_the_answer",
         {"train_epochs": attacks.fetches_the_answer("train_epochs", _EPOCHS_UNFIXED)},
         {"train_epochs_tests": 0.0},
+        kernel=True,
     ),
     Submission(
         "epochs_unfixed_spawns_a_shell",
         {"train_epochs": attacks.spawns_a_shell(_EPOCHS_UNFIXED)},
         {"train_epochs_tests": 0.0},
+        kernel=True,
     ),
     # The right answer after reserving 12 GiB: over the sandbox's memory limit (8 GiB) the
     # allocation fails (MemoryError), the answer is never defined, and the kernel lives on for
@@ -247,5 +250,6 @@ SUBMISSIONS += [
             + attacks.reference_source("05_gpu_sync", "train")
         },
         {"train_tests": 0.0, "train_speed_tests": 0.0},
+        kernel=True,
     ),
 ]

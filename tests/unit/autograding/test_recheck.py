@@ -179,3 +179,43 @@ def test_the_condition_is_decided_in_the_unfixed_code_worker_before_anything_is_
             assert worker.ready["condition"] is holds
         finally:
             worker.close()
+
+
+class _MemoByIdWorker:
+    """A worker whose answer is instant on a lone input (a memo hit: a freed input's id met again) and takes
+    20 ms a call on inputs made together (live inputs have ids of their own)."""
+
+    def __init__(self):
+        self.prepared, self.prepares = 0, []
+
+    def ask(self, *, do, seeds=None, count=None):
+        import time
+
+        if do == "prepare":
+            self.prepared = len(seeds)
+            self.prepares.append(len(seeds))
+        elif do == "run":
+            time.sleep(0 if self.prepared == 1 else 0.02 * (count or self.prepared))
+
+
+def test_a_sample_size_is_tried_on_inputs_made_together_not_guessed_from_one_call():
+    """One instant call alone asked for a thousand calls a sample (a thousand inputs made each sample: 110 s for one
+    failing check of chapter 1); tried on 4 inputs made together, 4 calls take 80 ms, past the sample's 50 ms."""
+    worker = _MemoByIdWorker()
+    assert recheck._sample_size(worker, iter(range(100))) == 4
+    assert worker.prepares == [1, 4]
+
+
+def test_a_sample_size_reaches_the_sample_time_in_few_tries():
+    class Steady(_MemoByIdWorker):
+        def ask(self, *, do, seeds=None, count=None):
+            import time
+
+            if do == "prepare":
+                self.prepares.append(len(seeds))
+            elif do == "run":
+                time.sleep(0.005 * count)
+
+    worker = Steady()
+    calls = recheck._sample_size(worker, iter(range(100)))
+    assert 10 <= calls <= 12 and len(worker.prepares) <= 3  # 5 ms a call: about 11 calls make 50 ms
