@@ -164,37 +164,39 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds of an assignment's main autograde run (the reference and the untouched version, demonstrations run),
-#: and of one packed student in the run of the packed students (demonstrations for their imports only), to
-#: balance the lanes: from the full suite of 2026-11-27 on the idle 2-core test machine, one core a lane, workers
-#: forked from the fork server (each run's seconds, nbgrader's start included; the packed run's over its students).
+#: and of one packed student graded without a kernel, to balance the lanes: from the round trip of 2026-11-27 on the
+#: idle 2-core test machine, one core a lane, workers forked from the fork server (each run's seconds, nbgrader's
+#: start included; the packed run's over its students).
 MAIN_RUN_COST = {
-    "01_tensors": 65.5,
-    "02_eager_vs_graph": 80.8,
-    "03_keras_fit": 157.7,
-    "04_tf_data": 138.4,
-    "05_gpu_sync": 66.5,
-    "06_device_ceilings": 70.7,  # 2026-11-27, chapter 6 alone after its speed check of mixed precision
-    "07_beyond_one_device": 177.2,  # 2026-11-27, the full suite
-    "08_capstone": 81.4,
+    "01_tensors": 64.0,
+    "02_eager_vs_graph": 89.6,
+    "03_keras_fit": 183.2,
+    "04_tf_data": 119.5,
+    "05_gpu_sync": 64.9,
+    "06_device_ceilings": 82.8,
+    "07_beyond_one_device": 217.9,
+    "08_capstone": 95.6,
 }
-PACKED_COST = {
-    "01_tensors": 19.8,  # one case's speed check alone took 121 s (red1_memo_by_object, timed in full)
-    "02_eager_vs_graph": 10.3,
-    "03_keras_fit": 33.8,
-    "04_tf_data": 17.6,
-    "05_gpu_sync": 12.0,
-    "06_device_ceilings": 14.9,  # likewise
-    "07_beyond_one_device": 22.6,  # likewise (9 packed students in 203.6 s)
-    "08_capstone": 16.2,
+PACKED_COST = {  # graded without a kernel: 2026-11-27, from the timestamped logs (the packed run's time less its kernels')
+    "01_tensors": 4.7,  # measured without a kernel (13 students in 61.1 s)
+    "02_eager_vs_graph": 4.2,
+    "03_keras_fit": 30.6,
+    "04_tf_data": 9.7,
+    "05_gpu_sync": 6.0,  # measured without a kernel (9 students in 53.8 s)
+    "06_device_ceilings": 9.5,
+    "07_beyond_one_device": 10.1,
+    "08_capstone": 10.9,
 }
+#: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
+IN_KERNEL_COST = 18.0  # chapter 1: 4 students in 74.2 s; chapter 5: 3 in 28.4 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
 #: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
 AS_ON_GPU_COST = {
-    "03_keras_fit": 155.9,
-    "04_tf_data": 85.9,
-    "06_device_ceilings": 53.0,
-    "07_beyond_one_device": 110.8,
-    "08_capstone": 66.7,
+    "03_keras_fit": 168.1,
+    "04_tf_data": 87.6,
+    "06_device_ceilings": 63.3,
+    "07_beyond_one_device": 125.2,
+    "08_capstone": 79.9,
 }
 HANG_COST = 45.0
 
@@ -204,11 +206,13 @@ def assignment_cost(assignment: str) -> float:
     packed students in another, the reference as on a GPU where it is graded so, each hanging student alone."""
     packed = pack(submissions_for(assignment))
     hanging = sum(1 for p in packed if p.hangs)
-    per_student = PACKED_COST.get(assignment, 25.0)
-    as_on_a_gpu = AS_ON_GPU_COST.get(assignment, 3 * per_student)
+    in_kernel = sum(1 for p in packed if p.kernel and not p.hangs)
+    per_student = PACKED_COST.get(assignment, 15.0)
+    as_on_a_gpu = AS_ON_GPU_COST.get(assignment, 100.0)
     return (
         MAIN_RUN_COST.get(assignment, 60.0)
-        + per_student * (len(packed) - hanging)
+        + per_student * (len(packed) - hanging - in_kernel)
+        + IN_KERNEL_COST * in_kernel
         + (as_on_a_gpu if graded_as_on_a_gpu(assignment) else 0.0)
         + HANG_COST * hanging
     )
