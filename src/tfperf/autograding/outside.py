@@ -556,7 +556,7 @@ def time_speed_check(
     answer.timed_calls = 0
     answer.watched = [] if prints is not None else None
     try:
-        verdict = recheck_one(check, baseline, answer, pairs=check.pairs)
+        verdict = recheck_one(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
     except NotRunnable as problem:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return

@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -375,23 +376,35 @@ def busy_seconds(pid: int) -> float:
 
 
 def _sample_size(worker, seeds: Iterator[int]) -> int:
-    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS: estimated from a run of one call, then tried
-    on that many inputs made together, as a timed sample's are, growing at most fourfold a try. Estimated from one
-    call alone, an answer fast on a lone input (a memo keyed by ``id()``, which a freed input's id can meet again)
-    got a thousand calls a sample, slow on a sample's live inputs: one failing check took 110 s (2026-11-27)."""
+    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone, or of a
+    call among up to four made on inputs made together, as a timed sample's are, whichever is slower. One call
+    alone would not do: an answer fast on a lone input (a memo keyed by ``id()``, which a freed input's id can meet
+    again) got a thousand calls a sample, slow on a sample's live inputs (one failing check took 110 s,
+    2026-11-27)."""
     from tfperf.measure import timing
 
-    calls = 1
-    while True:
+    def per_call(calls: int) -> float:
         worker.ask(do="prepare", seeds=[next(seeds) for _ in range(calls)])
-        _, seconds = timing.stopwatch(lambda n=calls: worker.ask(do="run", count=n), sync=lambda: None)
-        if seconds >= MIN_SAMPLE_SECONDS or calls >= MAX_CALLS_PER_SAMPLE:
-            return calls
-        wanted = int(calls * MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1
-        calls = min(MAX_CALLS_PER_SAMPLE, wanted, 4 * calls)
+        _, seconds = timing.stopwatch(lambda: worker.ask(do="run", count=calls), sync=lambda: None)
+        return seconds / calls
+
+    def wanted(seconds: float) -> int:
+        return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
+
+    alone = per_call(1)
+    together = min(wanted(alone), 4)
+    return wanted(max(alone, per_call(together))) if together > 1 else 1
 
 
-def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: float | None = None) -> Verdict:
+def recheck_one(
+    check: SpeedCheck,
+    baseline,
+    answer,
+    *,
+    pairs: int = 7,
+    target: float | None = None,
+    time_limit: float | None = None,
+) -> Verdict:
     """Time ``answer`` against ``baseline`` (workers: ``ask(do=...)``) as interleaved pairs on new inputs.
 
     The clock is read here, around each sample's ``run``. After every sample of the answer, one of
@@ -400,8 +413,12 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
     and that is timed too: the answer's worker may not take much longer to make them than the unfixed
     code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
-    check). ``target``: default, the one the baseline worker reported, else this machine's."""
+    check). ``target``: default, the one the baseline worker reported, else this machine's. ``time_limit``: seconds
+    the whole timing may take, as a test cell's time limit bounds the kernel's own check (an answer slow on the timed
+    calls only made one check take minutes); past it, the check fails."""
     from tfperf.measure import timing
+
+    started = time.monotonic()
 
     if target is None:
         target = getattr(baseline, "ready", {}).get("target")
@@ -473,6 +490,11 @@ def recheck_one(check: SpeedCheck, baseline, answer, *, pairs: int = 7, target: 
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])
             verdict.ratios.append(seconds[baseline][-1] / max(seconds[answer][-1], 1e-12))
+            if time_limit is not None and time.monotonic() - started > time_limit:
+                return (
+                    f"the speed check ran past its time limit ({time_limit:g} s) after {len(verdict.ratios)} pairs "
+                    f"of timed calls (your function's last took {seconds[answer][-1]:.3g} s a call)"
+                )
         return None
 
     verdict.problem = timed_pairs(pairs)

@@ -3,6 +3,7 @@ clock in three processes."""
 
 import subprocess
 import sys
+import time
 
 import nbformat
 import numpy as np
@@ -200,13 +201,15 @@ class _MemoByIdWorker:
 
 def test_a_sample_size_is_tried_on_inputs_made_together_not_guessed_from_one_call():
     """One instant call alone asked for a thousand calls a sample (a thousand inputs made each sample: 110 s for one
-    failing check of chapter 1); tried on 4 inputs made together, 4 calls take 80 ms, past the sample's 50 ms."""
+    failing check of chapter 1); among 4 made together a call takes 20 ms, so 3 calls make the sample's 50 ms."""
     worker = _MemoByIdWorker()
-    assert recheck._sample_size(worker, iter(range(100))) == 4
+    assert recheck._sample_size(worker, iter(range(100))) == 3
     assert worker.prepares == [1, 4]
 
 
-def test_a_sample_size_reaches_the_sample_time_in_few_tries():
+def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_slower():
+    """5 ms a call, alone or together: 11 calls a sample, as before; the calls together make a second try of 4."""
+
     class Steady(_MemoByIdWorker):
         def ask(self, *, do, seeds=None, count=None):
             import time
@@ -217,5 +220,39 @@ def test_a_sample_size_reaches_the_sample_time_in_few_tries():
                 time.sleep(0.005 * count)
 
     worker = Steady()
-    calls = recheck._sample_size(worker, iter(range(100)))
-    assert 10 <= calls <= 12 and len(worker.prepares) <= 3  # 5 ms a call: about 11 calls make 50 ms
+    assert 9 <= recheck._sample_size(worker, iter(range(100))) <= 11
+    assert worker.prepares == [1, 4]
+
+
+class _Timed:
+    """A worker for recheck_one: every call takes ``seconds`` (after the first ``fast`` calls: none) and returns
+    its input's seed, so that results always agree."""
+
+    def __init__(self, seconds: float, fast: int = 0):
+        self.seconds, self.fast, self.calls, self.seeds = seconds, fast, 0, []
+
+    def ask(self, *, do, seeds=None, count=None, index=None):
+        import time
+
+        if do == "prepare":
+            self.seeds = list(seeds)
+        elif do == "run":
+            for _ in range(count or 1):
+                self.calls += 1
+                time.sleep(0 if self.calls <= self.fast else self.seconds)
+        elif do == "result":
+            return [np.array([float(self.seeds[index] % 7)])]
+        return None
+
+
+def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
+    """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
+    that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so."""
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    started = time.monotonic()
+    verdict = recheck.recheck_one(check, _Timed(0.001), _Timed(0.05), pairs=7, target=2.0, time_limit=0.5)
+    assert time.monotonic() - started < 1.5
+    assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
+    assert 1 <= len(verdict.ratios) < 7
+    honest = recheck.recheck_one(check, _Timed(0.004), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
+    assert honest.problem is None and honest.passed and len(honest.ratios) == 7
