@@ -42,6 +42,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from tests.conftest import REPO, assignments
 from tests.grading import attacks
 from tests.grading.submission import IN_KERNEL_PREFIX, PACKED_PREFIX, PackedSubmission, Submission, pack
+from tfperf.autograding import preprocessors
 from tfperf.classgrading import cpusets
 from tfperf.runtime import as_on_gpu
 
@@ -676,10 +677,6 @@ def test_cases_aimed_at_the_kernel_are_packed_apart():
     assert packed[0].student_id.startswith(PACKED_PREFIX) and packed[1].student_id.startswith(IN_KERNEL_PREFIX)
 
 
-#: What GradingExecute writes in a code cell of a notebook graded without a kernel.
-WITHOUT_A_KERNEL = "graded without a kernel"
-
-
 @pytest.mark.parametrize("assignment", roundtrip_assignments())
 def test_packed_students_are_graded_without_a_kernel_but_those_aimed_at_it(graded_course, assignment):
     for packed in pack(submissions_for(assignment)):
@@ -687,7 +684,7 @@ def test_packed_students_are_graded_without_a_kernel_but_those_aimed_at_it(grade
             continue
         (graded,) = autograded_notebooks(graded_course, assignment, packed.student_id)
         notes = [
-            WITHOUT_A_KERNEL in "".join(o.get("text", "") for o in c.outputs)
+            preprocessors.WITHOUT_A_KERNEL in "".join(o.get("text", "") for o in c.outputs)
             for c in graded.cells
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
         ]

@@ -28,6 +28,13 @@ from traitlets import Bool, Enum
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
 
 KERNEL_DIED = "KernelDied"
+#: The output of a test cell left to GradeOutsideKernel, until that step writes its outcome over it.
+LEFT_TO_OUTSIDE = "not graded: this check is graded outside the kernel, and that grading left no outcome here."
+#: The output of every other code cell of a notebook graded with ``run_kernel = False``.
+WITHOUT_A_KERNEL = (
+    "Not run while grading: this notebook was graded without a kernel; its grades come from each exercise's own "
+    "process, which ran your answer.\n"
+)
 #: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
 #: error as preformatted text, which does not wrap by itself.
 ERROR_WIDTH = 88
@@ -111,17 +118,13 @@ class GradingExecute(Execute):
         """``nb`` with no cell run (``run_kernel = False``): each code cell's output says why."""
         from nbformat.v4 import new_output
 
-        note = (
-            "Not run while grading: this notebook was graded without a kernel; its grades come from each "
-            "exercise's own process, which ran your answer.\n"
-        )
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
             if is_test(cell):  # GradeOutsideKernel writes every exercise's outcome over this
-                cell.outputs = [not_run_output("not graded: the grading outside the kernel left no outcome here.")]
+                cell.outputs = [not_run_output(LEFT_TO_OUTSIDE)]
             else:
-                cell.outputs = [new_output("stream", name="stdout", text=note)]
+                cell.outputs = [new_output("stream", name="stdout", text=WITHOUT_A_KERNEL)]
             cell.execution_count = None
         return nb
 
@@ -187,11 +190,7 @@ class GradingExecute(Execute):
             ]
             return cell, resources
         if index in self.outside:
-            cell.outputs = [
-                not_run_output(
-                    "not graded: this check is graded outside the kernel, and that grading left no outcome here."
-                )
-            ]
+            cell.outputs = [not_run_output(LEFT_TO_OUTSIDE)]
             return cell, resources
         if self.demonstrations == "imports" and not cell.metadata.get("nbgrader"):
             return self._imports_of(cell, resources, index)
