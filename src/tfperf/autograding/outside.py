@@ -577,8 +577,7 @@ def time_speed_check(
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
         return
     _record_verdict(verdict, device_class.lower(), record)
-    spread = f"{min(verdict.ratios):.2f}x-{max(verdict.ratios):.2f}x"
-    measured = f"median speedup {verdict.median:.2f}x over {len(verdict.ratios)} pairs ({spread})"
+    measured = verdict.measured
     if not verdict.passed:
         outcome.error = {
             "ename": "GradingFailure",

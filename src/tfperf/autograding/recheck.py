@@ -297,6 +297,16 @@ class Verdict:
     problem: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
     preparing: float | None = None  # the answer's inputs took this share of what was allowed beyond the baseline's
+    planned: int = 0  # pairs the verdict was to rest on; fewer were taken where it was settled sooner
+
+    @property
+    def measured(self) -> str:
+        """The median, the pairs and their range, and where the pairs stopped early."""
+        from tfperf.measure import timing
+
+        spread = f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x"
+        early = timing.settled_early(len(self.ratios), self.planned)
+        return f"median speedup {self.median:.2f}x over {len(self.ratios)} pairs ({spread}){early}"
 
     @property
     def median(self) -> float | None:
@@ -309,10 +319,9 @@ class Verdict:
     def line(self) -> str:
         if self.problem:
             return f"{self.exercise}: NOT PASSED out of the kernel: {self.problem}"
-        spread = f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x"
         return (
-            f"{self.exercise}: {'passed' if self.passed else 'NOT PASSED'} out of the kernel: median speedup "
-            f"{self.median:.2f}x over {len(self.ratios)} pairs ({spread}), target {self.target:.2f}x"
+            f"{self.exercise}: {'passed' if self.passed else 'NOT PASSED'} out of the kernel: {self.measured}, "
+            f"target {self.target:.2f}x"
         )
 
 
@@ -375,12 +384,12 @@ def busy_seconds(pid: int) -> float:
     return sum(used.get(member, 0) for member in tree) / ticks
 
 
-def _sample_size(worker, seeds: Iterator[int]) -> int:
-    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone, or of a
-    call among up to four made on inputs made together, as a timed sample's are, whichever is slower. One call
-    alone would not do: an answer fast on a lone input (a memo keyed by ``id()``, which a freed input's id can meet
-    again) got a thousand calls a sample, slow on a sample's live inputs (one failing check took 110 s,
-    2026-11-27)."""
+def _sample_size(worker, seeds: Iterator[int], alone: float) -> int:
+    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone
+    (``alone``, seconds, measured by the caller), or of a call among up to four made on inputs made together, as a
+    timed sample's are, whichever is slower. One call alone would not do: an answer fast on a lone input (a memo
+    keyed by ``id()``, which a freed input's id can meet again) got a thousand calls a sample, slow on a sample's live
+    inputs (one failing check took 110 s, 2026-11-27)."""
     from tfperf.measure import timing
 
     def per_call(calls: int) -> float:
@@ -391,7 +400,6 @@ def _sample_size(worker, seeds: Iterator[int]) -> int:
     def wanted(seconds: float) -> int:
         return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
 
-    alone = per_call(1)
     together = min(wanted(alone), 4)
     return wanted(max(alone, per_call(together))) if together > 1 else 1
 
@@ -409,11 +417,13 @@ def recheck_one(
 
     The clock is read here, around each sample's ``run``. After every sample of the answer, one of
     its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
-    inputs (and so are two untimed calls first). Each side's inputs are made just before its sample
+    inputs (and so are two untimed calls first: they warm both sides up, and the second tells a call's time).
+    Each side's inputs are made just before its sample
     and that is timed too: the answer's worker may not take much longer to make them than the unfixed
     code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
-    check). ``target``: default, the one the baseline worker reported, else this machine's. ``time_limit``: seconds
+    check). The pairs stop once the ones to come could not change that verdict
+    (:func:`tfperf.measure.timing.settled_at`). ``target``: default, the one the baseline worker reported, else this machine's. ``time_limit``: seconds
     the whole timing may take, as a test cell's time limit bounds the kernel's own check (an answer slow on the timed
     calls only made one check take minutes); past it, the check fails."""
     from tfperf.measure import timing
@@ -435,17 +445,17 @@ def recheck_one(
         baseline.ask(do="run")
         return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), check)
 
-    for worker in (baseline, answer):  # warm-up: tracing and first-run costs stay out
-        worker.ask(do="prepare", seeds=[next(seeds)])
-        worker.ask(do="run")
+    alone: dict = {}  # seconds of one call alone, each side, from the second untimed call (the first warms up)
     for _ in range(2):  # untimed: the answer computes what the unfixed code computes
         seed = next(seeds)
         answer.ask(do="prepare", seeds=[seed])
-        answer.ask(do="run")
-        if problem := same_result(seed, 0):
+        _, alone[answer] = timing.stopwatch(lambda: answer.ask(do="run"), sync=lambda: None)
+        baseline.ask(do="prepare", seeds=[seed])
+        _, alone[baseline] = timing.stopwatch(lambda: baseline.ask(do="run"), sync=lambda: None)
+        if problem := _compare(answer.ask(do="result", index=0), baseline.ask(do="result", index=0), check):
             verdict.problem = problem
             return verdict
-    calls = {baseline: _sample_size(baseline, seeds), answer: _sample_size(answer, seeds)}
+    calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
     seconds: dict = {baseline: [], answer: []}
     preparing: dict = {baseline: [], answer: []}  # seconds each side took to make a sample's inputs
 
@@ -465,7 +475,7 @@ def recheck_one(
             )
         return None
 
-    def timed_pairs(count: int) -> str | None:
+    def timed_pairs(count: int, settled) -> str | None:
         for index in range(count):
             order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
             size = max(calls.values())
@@ -495,11 +505,15 @@ def recheck_one(
                     f"the speed check ran past its time limit ({time_limit:g} s) after {len(verdict.ratios)} pairs "
                     f"of timed calls (your function's last took {seconds[answer][-1]:.3g} s a call)"
                 )
+            if settled(verdict.ratios):
+                return None
         return None
 
-    verdict.problem = timed_pairs(pairs)
+    verdict.planned = pairs
+    verdict.problem = timed_pairs(pairs, timing.settled_at(target, pairs))
     if verdict.problem is None and target**0.5 <= verdict.median < target:
-        verdict.problem = timed_pairs(2 * pairs)  # close to the target: more evidence, not a verdict on a few
+        verdict.planned = 3 * pairs  # close to the target: more evidence, not a verdict on a few
+        verdict.problem = timed_pairs(2 * pairs, timing.settled_at(target, 3 * pairs, closer_look=False))
     if verdict.problem is None and verdict.ratios:
         verdict.problem = worked_while_preparing()
     if verdict.ratios:

@@ -21,6 +21,9 @@ RECORD_ENV_VAR = "TFPERF_RECORD"
 #: Set (to 1) by the grading process in an exercise's worker (``tfperf.autograding.outside``): it times the
 #: speed checks itself, from out of the worker, so :func:`assert_speedup` checks the results only.
 TIMED_OUTSIDE_ENV_VAR = "TFPERF_TIMED_OUTSIDE"
+#: Set (to 1) by ``python -m tfperf calibrate``: every pair is timed, none left out once the verdict is settled
+#: (a target is derived from the smallest ratio of them all).
+ALL_PAIRS_ENV_VAR = "TFPERF_ALL_PAIRS"
 
 
 def cores() -> int:
@@ -186,9 +189,11 @@ def _timed(
     rtol: float,
     atol: float,
     section: str | None,
+    settled,
 ) -> timing.FreshComparison:
-    """Interleaved pairs on new inputs, with nothing else running and the kernel checked between pairs;
-    then the results of the calls kept for checking are compared with the unfixed code's."""
+    """Interleaved pairs on new inputs (both sides already called: no warm-up), with nothing else running and the
+    kernel checked between pairs, until ``settled`` (:func:`tfperf.measure.timing.settled_at`); then the results of
+    the calls kept for checking are compared with the unfixed code's."""
     guard.assert_nothing_competes("The speed check")
     try:
         with logs.captured_stderr():
@@ -197,8 +202,10 @@ def _timed(
                 baseline,
                 make_inputs,
                 pairs=pairs,
+                warmup=0,
                 min_time=min_time,
                 progress=lambda done, total: guard.verify("The speed check"),
+                settled=settled,
             )
     except GradingFailure:
         raise
@@ -235,7 +242,9 @@ def assert_speedup(
     code afterwards, as are two untimed calls. Costs paid once whatever the content (tracing
     for a shape) stay allowed. A median between the square root of the target and the target
     is not judged on ``pairs`` pairs alone: twice as many more are taken, and the median of
-    all decides (fewer honest answers rejected by a noisy moment, no wrong answer let through). The speedup must reach ``target`` (default:
+    all decides (fewer honest answers rejected by a noisy moment, no wrong answer let through). The pairs stop
+    once those to come could not change the verdict (every pair where ``$TFPERF_ALL_PAIRS`` is 1, as ``tfperf
+    calibrate`` sets it). The speedup must reach ``target`` (default:
     :func:`tfperf.grading.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
     says what to try next when the speed falls short.
     """
@@ -263,11 +272,16 @@ def assert_speedup(
         print("Same results as the unfixed code; the grading process times the speed next, out of this process.")
         return
 
-    comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section)
+    planned = pairs
+    every_pair = os.environ.get(ALL_PAIRS_ENV_VAR) == "1"
+    settled = None if every_pair else timing.settled_at(target, pairs)
+    comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section, settled)
     if target**0.5 <= comparison.median < target:
         # Close to the target: more evidence rather than a verdict on seven pairs. An answer that
         # really reaches the target gets there with more pairs; one that does not stays below.
-        more = _timed(candidate, baseline, make_inputs, 2 * pairs, min_time, rtol, atol, section)
+        planned = 3 * pairs
+        settled = None if every_pair else timing.settled_at(target, planned, comparison.ratios, closer_look=False)
+        more = _timed(candidate, baseline, make_inputs, 2 * pairs, min_time, rtol, atol, section, settled)
         comparison = timing.FreshComparison(
             comparison.ratios + more.ratios,
             timing.Timing(comparison.candidate.samples + more.candidate.samples, more.candidate.calls_per_sample),
@@ -281,10 +295,13 @@ def assert_speedup(
         if targets.is_measured(exercise, device_class)
         else (f" (this target for a {device_class.upper()} was reasoned, not measured)")
     )
+    early = timing.settled_early(len(comparison.ratios), planned)
     if comparison.median < target:
         advice = f" {hint}" if hint else ""
         raise GradingFailure(
-            f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}; "
+            f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}{early}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}"
         )
-    print(f"Passed: same results, {comparison.describe()}; target {target:.2f}x on {device_class.upper()}{measured}.")
+    print(
+        f"Passed: same results, {comparison.describe()}{early}; target {target:.2f}x on {device_class.upper()}{measured}."
+    )

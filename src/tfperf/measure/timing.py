@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -268,6 +268,40 @@ def _fresh_calls_for(
         calls = min(max(wanted, calls + 1), calls * 10, max_calls)
 
 
+def median_side(values: Sequence[float], planned: int, threshold: float) -> bool | None:
+    """Which side of ``threshold`` the median of ``planned`` values falls on, known from the first ones
+    (``values``): True (at or above), False (below), or None while the values still to come could put it on
+    either side. Settled once more than half of ``planned`` lie on one side: the middle value (or both middle
+    values, for an even count) is then among them, whatever the others are."""
+    needed = planned // 2 + 1
+    if sum(v >= threshold for v in values) >= needed:
+        return True
+    if sum(v < threshold for v in values) >= needed:
+        return False
+    return None
+
+
+def settled_at(target: float, planned: int, earlier: Sequence[float] = (), *, closer_look: bool = True):
+    """A ``settled`` rule (:func:`compare_fresh`) for the verdict "the median of ``planned`` ratios, ``earlier``
+    ones included, is at least ``target``": true once the ratios to come can no longer change it. With
+    ``closer_look``, a median below the target but not below its square root (which earns more pairs) is not a
+    verdict: it is settled below the smaller of the two only."""
+    low = min(target, target**0.5) if closer_look else target
+
+    def settled(ratios: Sequence[float]) -> bool:
+        every = [*earlier, *ratios]
+        return median_side(every, planned, target) is True or median_side(every, planned, low) is False
+
+    return settled
+
+
+def settled_early(taken: int, planned: int) -> str:
+    """What a message adds when the pairs stopped once the verdict was settled: empty when all were taken."""
+    if taken >= planned:
+        return ""
+    return f" (settled after {taken} of {planned} pairs: the other {planned - taken} could not change the verdict)"
+
+
 def compare_fresh(
     candidate: Callable[..., Any],
     baseline: Callable[..., Any],
@@ -279,12 +313,15 @@ def compare_fresh(
     max_calls: int = 200,
     sync: Callable[[], None] = _sync_default,
     progress: Progress | None = None,
+    settled: Callable[[Sequence[float]], bool] | None = None,
 ) -> FreshComparison:
     """Like :func:`compare`, but every timed call of either side gets new arguments from ``make_inputs()``,
     made before the clock starts: an answer cannot reuse what it computed for earlier calls.
 
     One randomly chosen candidate call per sample is kept (``witnesses``) so that the caller can
-    check its result. ``max_calls`` bounds how many inputs one sample holds at once.
+    check its result. ``max_calls`` bounds how many inputs one sample holds at once. ``settled``: given the
+    ratios so far, whether the caller's verdict on them can no longer change (:func:`median_side`); the
+    pairs stop there.
     """
     if pairs < 1:
         raise ValueError("pairs must be at least 1")
@@ -308,4 +345,6 @@ def compare_fresh(
         ratios.append(b / max(c, 1e-12))
         if progress:
             progress(i + 1, pairs)
+        if settled is not None and settled(ratios):
+            break
     return FreshComparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b), tuple(witnesses))

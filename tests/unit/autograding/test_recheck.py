@@ -203,8 +203,8 @@ def test_a_sample_size_is_tried_on_inputs_made_together_not_guessed_from_one_cal
     """One instant call alone asked for a thousand calls a sample (a thousand inputs made each sample: 110 s for one
     failing check of chapter 1); among 4 made together a call takes 20 ms, so 3 calls make the sample's 50 ms."""
     worker = _MemoByIdWorker()
-    assert recheck._sample_size(worker, iter(range(100))) == 3
-    assert worker.prepares == [1, 4]
+    assert recheck._sample_size(worker, iter(range(100)), alone=0.0) == 3
+    assert worker.prepares == [4]
 
 
 def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_slower():
@@ -220,8 +220,8 @@ def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_s
                 time.sleep(0.005 * count)
 
     worker = Steady()
-    assert 9 <= recheck._sample_size(worker, iter(range(100))) <= 11
-    assert worker.prepares == [1, 4]
+    assert 9 <= recheck._sample_size(worker, iter(range(100)), alone=0.005) <= 11
+    assert worker.prepares == [4]
 
 
 class _Timed:
@@ -255,4 +255,19 @@ def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
     assert 1 <= len(verdict.ratios) < 7
     honest = recheck.recheck_one(check, _Timed(0.004), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
-    assert honest.problem is None and honest.passed and len(honest.ratios) == 7
+    assert honest.problem is None and honest.passed and len(honest.ratios) == 4  # settled: 4 of 7 above 2x
+    assert "settled after 4 of 7 pairs" in honest.line()
+
+
+@pytest.mark.parametrize(
+    ("answer_seconds", "target", "passed", "pairs_taken"),
+    [(0.001, 2.0, True, 4), (0.008, 2.0, False, 4), (0.0018, 3.0, False, 11)],
+)
+def test_the_grading_process_stops_the_pairs_once_the_verdict_is_settled(answer_seconds, target, passed, pairs_taken):
+    """4 ms against 1 ms is 4x, above 2x; against 8 ms, 0.5x, below its square root: settled after 4 of 7 pairs. Against
+    1.8 ms, 2.2x, between the square root of 3x and 3x: all 7 pairs, then a closer look of up to 14 more, settled below
+    3x once 11 of the 21 are (after 4 more)."""
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    verdict = recheck.recheck_one(check, _Timed(0.004), _Timed(answer_seconds), pairs=7, target=target)
+    assert verdict.passed is passed and verdict.problem is None
+    assert len(verdict.ratios) == pairs_taken

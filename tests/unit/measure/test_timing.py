@@ -136,3 +136,80 @@ def test_settle_leaves_what_numpy_and_tensorflow_computed_as_it_is():
     settled = timing.settle((array, [tensor, 2.0], {"k": None}))
     assert settled[0] is array and settled[1][0] is tensor and settled[1][1] == 2.0 and settled[2] == {"k": None}
     assert type(timing.settle(_LazySum([1, 2]))) is np.ndarray
+
+
+def _full_verdict(ratios: list[float], target: float, pairs: int) -> tuple[bool, int]:
+    """assert_speedup's verdict taking every pair: (passed, pairs taken)."""
+    import statistics
+
+    first = ratios[:pairs]
+    if target**0.5 <= statistics.median(first) < target:
+        every = ratios[: 3 * pairs]
+        return statistics.median(every) >= target, len(every)
+    return statistics.median(first) >= target, pairs
+
+
+def _settled_verdict(ratios: list[float], target: float, pairs: int) -> tuple[bool, int]:
+    """The same verdict with the pairs stopped once settled, as assert_speedup and the grading process take them."""
+    import statistics
+
+    taken: list[float] = []
+    settled = timing.settled_at(target, pairs)
+    for r in ratios[:pairs]:
+        taken.append(r)
+        if settled(taken):
+            break
+    if len(taken) == pairs and target**0.5 <= statistics.median(taken) < target:
+        settled = timing.settled_at(target, 3 * pairs, taken, closer_look=False)
+        more: list[float] = []
+        for r in ratios[pairs : 3 * pairs]:
+            more.append(r)
+            if settled(more):
+                break
+        taken += more
+    return statistics.median(taken) >= target, len(taken)
+
+
+@pytest.mark.parametrize("pairs", [3, 4, 5, 7])
+def test_pairs_stopped_once_settled_give_the_verdict_of_every_pair(pairs):
+    """On 20 000 random series of ratios around each target (half of them close to it), the verdict with the pairs
+    stopped once settled is the verdict on every pair; and it often needs fewer."""
+    import random
+
+    draw = random.Random(pairs)
+    fewer = 0
+    for _ in range(20_000):
+        target = draw.choice([0.8, 1.0, 1.5, 2.5, 6.0])
+        centre = target * draw.choice([0.3, 0.9, 1.0, 1.1, 3.0])
+        ratios = [centre * draw.lognormvariate(0, 0.3) for _ in range(3 * pairs)]
+        full, every = _full_verdict(ratios, target, pairs)
+        settled, taken = _settled_verdict(ratios, target, pairs)
+        assert settled == full, (ratios, target)
+        assert taken <= every
+        fewer += taken < every
+    assert fewer > 5_000
+
+
+def test_the_median_side_is_settled_by_more_than_half_of_the_planned_values():
+    assert timing.median_side([3.0, 3.0], 5, 2.0) is None  # two of five: the other three could all be below
+    assert timing.median_side([3.0, 3.0, 2.0], 5, 2.0) is True  # at the threshold counts as at or above
+    assert timing.median_side([1.0, 1.0, 9.0, 1.0], 5, 2.0) is False
+    assert timing.median_side([3.0, 3.0, 3.0], 4, 2.0) is True  # even: both middle values among them
+    assert timing.median_side([3.0, 3.0, 1.0, 1.0], 4, 2.0) is None  # the mean of 3 and 1 decides: not settled early
+    assert timing.settled_early(3, 5) == " (settled after 3 of 5 pairs: the other 2 could not change the verdict)"
+    assert timing.settled_early(5, 5) == ""
+
+
+def test_compare_fresh_stops_where_the_caller_says_the_verdict_is_settled():
+    def quick():
+        time.sleep(0.001)
+
+    def slow():
+        time.sleep(0.004)
+
+    result = timing.compare_fresh(
+        quick, slow, lambda: (), pairs=7, min_time=0.005, sync=no_sync, settled=timing.settled_at(2.0, 7)
+    )
+    assert len(result.ratios) == 4 and result.median >= 2.0, result.describe()
+    result = timing.compare_fresh(quick, slow, lambda: (), pairs=7, min_time=0.005, sync=no_sync)
+    assert len(result.ratios) == 7
