@@ -65,6 +65,12 @@ PRELOADED = (
     "tfperf.runtime.servers",
     "tfperf.runtime.cluster",
 )
+#: What a server imports where the instructor's notebook never imports TensorFlow, Keras or the course's library
+#: (:func:`needs_the_course`): the worker's own modules only (TensorFlow's import is about 5 s of a core, for a
+#: notebook that would never use it).
+BARE = ("numpy", "tfperf.autograding.worker")
+#: The top-level packages whose import by a notebook makes its server preload :data:`PRELOADED`.
+COURSE_PACKAGES = frozenset({"tensorflow", "keras", "tfperf"})
 #: Environment variables that the grading process sets per exercise: the only ones in which the
 #: environment a child asks for may differ from the server's (any other difference starts a new server).
 PER_EXERCISE = ("TFPERF_RECORD", "TFPERF_TIMED_OUTSIDE")
@@ -179,25 +185,49 @@ def _become_worker(control: socket.socket, fds: list[int], request: dict) -> Non
         os._exit(code)
 
 
-def serve(control: socket.socket, root: str) -> None:
-    """The server: import, say whether it can fork clean workers, then fork one for each request (each
-    child's working folder inside ``root``)."""
+def needs_the_course(cells: list[str]) -> bool:
+    """Whether code ``cells`` (the instructor's notebook) import TensorFlow, Keras or the course's library: then
+    a server preloads them (:data:`PRELOADED`), else only the worker's own modules (:data:`BARE`). A cell that
+    does not parse counts as importing them."""
+    import ast
+
+    for source in cells:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            else:
+                continue
+            if any(name.split(".")[0] in COURSE_PACKAGES for name in names):
+                return True
+    return False
+
+
+def serve(control: socket.socket, root: str, course: bool = True) -> None:
+    """The server: import (``course``: :data:`PRELOADED` and every course module, else :data:`BARE`), say whether
+    it can fork clean workers, then fork one for each request (each child's working folder inside ``root``)."""
     _not_dumpable()
     os.chdir("/")
     failed = []
-    for name in PRELOADED:
+    for name in PRELOADED if course else BARE:
         try:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 (a child imports it again, and fails there as a fresh worker would)
             failed.append(f"{name}: {type(err).__name__}")
-    try:  # what the setup cell's guard.arm() imports: every course module
-        from tfperf.grading import guard
-        from tfperf.runtime import logs
+    if course:
+        try:  # what the setup cell's guard.arm() imports: every course module
+            from tfperf.grading import guard
+            from tfperf.runtime import logs
 
-        with logs.captured_stderr():
-            guard.import_course_modules()
-    except Exception as err:  # noqa: BLE001 (as above)
-        failed.append(f"the course's modules: {type(err).__name__}")
+            with logs.captured_stderr():
+                guard.import_course_modules()
+        except Exception as err:  # noqa: BLE001 (as above)
+            failed.append(f"the course's modules: {type(err).__name__}")
     problem = runtime_started()
     control.send(json.dumps({"ready": problem is None, "problem": problem, "not_imported": failed}).encode())
     if problem is not None:
@@ -226,7 +256,7 @@ def serve(control: socket.socket, root: str) -> None:
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     try:
-        serve(control, os.path.realpath(sys.argv[2]))
+        serve(control, os.path.realpath(sys.argv[2]), course=sys.argv[3:4] != ["bare"])
     except (OSError, ValueError):
         pass  # the grading process went away, or sent what it never sends
     finally:
@@ -275,14 +305,17 @@ class ForkedWorker:
 class ForkServer:
     """A sandboxed server that forks exercise workers (see the module's docstring)."""
 
-    def __init__(self, env: dict, sandbox_argv, *, start_seconds: float = 60):
+    def __init__(self, env: dict, sandbox_argv, *, start_seconds: float = 60, course: bool = True):
         """``sandbox_argv(root, command)``: the bubblewrap command that runs ``command`` with ``root``
-        writable (the children's working folders go inside it)."""
+        writable (the children's working folders go inside it). ``course``: preload TensorFlow and the course's
+        library (:data:`PRELOADED`), else the worker's modules only (:data:`BARE`)."""
         self.env = dict(env)
+        self.course = course
         self.root = tempfile.mkdtemp(prefix="tfperf-forkserver-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control = ours
         command = [sys.executable, "-P", "-m", "tfperf.autograding.forkserver", str(theirs.fileno()), self.root]
+        command += [] if course else ["bare"]
         from tfperf.autograding import sandbox
 
         self.process = subprocess.Popen(
@@ -325,13 +358,14 @@ class ForkServer:
     def alive(self) -> bool:
         return self.process.poll() is None and self.control.fileno() >= 0
 
-    def serves(self, env: dict) -> bool:
-        """Whether a child forked here gets ``env`` (the server's own but for :data:`PER_EXERCISE`)."""
+    def serves(self, env: dict, course: bool = True) -> bool:
+        """Whether a child forked here gets ``env`` (the server's own but for :data:`PER_EXERCISE`), with what
+        ``course`` asks preloaded (a server that preloaded the course serves a notebook that does not need it)."""
 
         def without(e: dict) -> dict:
             return {k: v for k, v in e.items() if k not in PER_EXERCISE}
 
-        return self.alive() and not self.busy and without(env) == without(self.env)
+        return self.alive() and not self.busy and without(env) == without(self.env) and (self.course or not course)
 
     def ask(self, request: dict, fds: list[int]) -> None:
         try:
@@ -375,18 +409,19 @@ class ForkServers:
         self.refused: set[str] = set()  # environments (as keys) for which a server could not start
         atexit.register(self.close)
 
-    def worker(self, env_for, sandbox_argv) -> tuple[ForkedWorker, str] | None:
+    def worker(self, env_for, sandbox_argv, *, course: bool = True) -> tuple[ForkedWorker, str] | None:
         """A forked worker in a new working folder inside the server's root (both returned), its environment
-        ``env_for(folder)``; None where no server can serve it."""
+        ``env_for(folder)``, from a server that preloaded the course where ``course`` (:func:`needs_the_course`);
+        None where no server can serve it."""
         env = env_for("")
-        key = json.dumps(sorted((k, v) for k, v in env.items() if k not in PER_EXERCISE))
+        key = json.dumps([course, sorted((k, v) for k, v in env.items() if k not in PER_EXERCISE)])
         for _ in range(2):  # a server that stopped since its last exercise is replaced once
             if key in self.refused:
                 return None
-            if self.server is None or not self.server.serves(env):
+            if self.server is None or not self.server.serves(env, course):
                 self.close()
                 try:
-                    self.server = ForkServer(env, sandbox_argv)
+                    self.server = ForkServer(env, sandbox_argv, course=course)
                 except (OSError, ServerStopped):
                     self.refused.add(key)
                     return None

@@ -209,10 +209,11 @@ forks = forkserver.ForkServers()
 
 
 @contextlib.contextmanager
-def _worker_process(env_for, *, sandboxed: bool, forked: bool):
+def _worker_process(env_for, *, sandboxed: bool, forked: bool, course: bool = True):
     """A worker and its working folder (removed after): forked from the fork server where ``sandboxed`` and
-    ``forked`` and it can serve, else a fresh process; its environment ``env_for(folder)``."""
-    started = forks.worker(env_for, _sandbox_argv) if sandboxed and forked else None
+    ``forked`` and it can serve (one that preloaded the course where ``course``), else a fresh process; its
+    environment ``env_for(folder)``."""
+    started = forks.worker(env_for, _sandbox_argv, course=course) if sandboxed and forked else None
     if started is not None:
         process, workdir = started
         try:
@@ -294,7 +295,8 @@ def grade_exercise(
             },
         )
 
-    with _worker_process(env_for, sandboxed=sandboxed, forked=forked) as (process, workdir):
+    course = forkserver.needs_the_course(list(exercise.cells))  # the instructor's cells: never the answer's choice
+    with _worker_process(env_for, sandboxed=sandboxed, forked=forked, course=course) as (process, workdir):
         worker_record = Path(workdir) / "record.jsonl"
         worker = _Replies(process, key, timeout)
         problem = None

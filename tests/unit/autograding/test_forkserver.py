@@ -15,8 +15,14 @@ from tfperf.autograding import forkserver, outside
 pytestmark = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
 
 
-def graded(answer: str, test: str, *, forked: bool = True, timeout: float = 20) -> outside.Outcome:
-    exercise = outside.Exercise("answer", ("t",), ("PLACEHOLDER",), 0, (test,))
+#: A given cell that makes the server preload TensorFlow and the course (forkserver.needs_the_course), as every
+#: chapter's notebook does.
+COURSE = "import tfperf.grading"
+
+
+def graded(answer: str, test: str, *, given: str = "", forked: bool = True, timeout: float = 20) -> outside.Outcome:
+    cells = (given, "PLACEHOLDER") if given else ("PLACEHOLDER",)
+    exercise = outside.Exercise("answer", ("t",), cells, len(cells) - 1, (test,))
     return outside.grade_exercise(exercise, answer, timeout=timeout, sandboxed=True, forked=forked)["t"]
 
 
@@ -28,11 +34,11 @@ def server_pid() -> int:
 def test_a_forked_worker_grades_as_a_fresh_one_and_starts_in_a_fraction_of_its_time():
     answer, test = "import tensorflow as tf\nVALUE = float(tf.reduce_sum(tf.ones(3)))", "print(VALUE)"
     started = time.monotonic()
-    fresh = graded(answer, test, forked=False)
+    fresh = graded(answer, test, given=COURSE, forked=False)
     fresh_seconds = time.monotonic() - started
-    graded(answer, test)  # the server starts, if no earlier test started it
+    graded(answer, test, given=COURSE)  # the server starts, if no earlier test started it
     started = time.monotonic()
-    forked = graded(answer, test)
+    forked = graded(answer, test, given=COURSE)
     forked_seconds = time.monotonic() - started
     assert fresh.passed and forked.passed and fresh.printed == forked.printed == "3.0\n"
     assert forked_seconds < fresh_seconds / 3, (forked_seconds, fresh_seconds)
@@ -46,14 +52,14 @@ def test_what_an_answer_changes_in_memory_or_in_tmp_is_gone_in_the_next_exercise
         "open('left.txt', 'w').write('in its folder')\n"
         "DRAWN = numpy.random.rand()"
     )
-    first = graded(change, "print(DRAWN)")
+    first = graded(change, "print(DRAWN)", given=COURSE)  # tfperf.grading preloaded in the server
     look = (
         "import os, tfperf.grading, numpy\n"
         "PATCHED = tfperf.grading.assert_speedup.__name__\n"
         "LEFT = ','.join(sorted(os.listdir('/tmp')) + sorted(os.listdir('.')))\n"
         "DRAWN = numpy.random.rand()"
     )
-    second = graded(look, "print(PATCHED, LEFT, DRAWN)")
+    second = graded(look, "print(PATCHED, LEFT, DRAWN)", given=COURSE)
     assert first.passed and second.passed
     patched, left, _ = second.printed.split(maxsplit=2)
     assert patched == "assert_speedup" and "left.txt" not in left, second.printed
@@ -87,7 +93,7 @@ def test_an_answer_cannot_reach_the_servers_memory_or_its_control_socket():
         "    except OSError as err:\n"
         "        TRIED.append(type(err).__name__)"
     )
-    outcome = graded(peek, "print(FDS, TRIED)")
+    outcome = graded(peek, "print(FDS, TRIED)", given=COURSE)
     assert outcome.passed, outcome.error
     fds, tried = outcome.printed.split("] [")
     assert "read" not in tried, outcome.printed
@@ -128,3 +134,22 @@ def test_another_environment_gets_a_server_of_its_own(monkeypatch):
     assert outcome.passed and outcome.printed == "1\n"
     assert server_pid() != first
     assert forkserver.PER_EXERCISE == ("TFPERF_RECORD", "TFPERF_TIMED_OUTSIDE")
+
+
+def test_a_notebook_that_never_imports_the_course_gets_a_server_that_did_not_import_it():
+    """TensorFlow's import is about 5 s of a core: a server preloads it only for a notebook whose cells import
+    TensorFlow, Keras or the course's library (the instructor's cells decide, not the answer); a server that
+    preloaded them serves the other notebooks too."""
+    assert not forkserver.needs_the_course(["import json, os\nfrom statistics import median", "from . import x"])
+    assert forkserver.needs_the_course(["import numpy", "import tensorflow as tf"])
+    assert forkserver.needs_the_course(["from tfperf import grading"]) and forkserver.needs_the_course(["def ("])
+    outside.forks.close()
+    look = "import sys\nLOADED = 'tensorflow' in sys.modules"
+    assert graded(look, "print(LOADED)").printed == "False\n"
+    bare = server_pid()
+    assert graded("import tensorflow\n" + look, "print(LOADED)").printed == "True\n"  # the child imports it itself
+    assert server_pid() == bare  # the answer does not choose the server
+    assert graded(look, "print(LOADED)", given=COURSE).printed == "True\n"
+    course = server_pid()
+    assert course != bare
+    assert graded(look, "print(LOADED)").printed == "True\n" and server_pid() == course
