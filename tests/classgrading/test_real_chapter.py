@@ -22,7 +22,8 @@ def test_the_reference_of_a_chapter_scores_full_marks_with_its_speedups_recorded
     assert entry.status == GRADED and entry.score == entry.max_score > 0, entry
     exercises = {row["exercise"] for row in entry.speedups}
     assert "01_tensors.keep_data_on_device" in exercises, entry.speedups
-    assert all(len(row["ratios"]) >= 7 and min(row["ratios"]) > 0 for row in entry.speedups)
+    # 7 pairs planned: at least the 4 that settle a median of 7 (timing.settled_at), each one a ratio measured
+    assert all(len(row["ratios"]) >= 4 and min(row["ratios"]) > 0 for row in entry.speedups)
     summary = (course / "reports" / ASSIGNMENT / "summary.md").read_text()
     assert "reference (reference): the submission of `reference`, named with --reference" in summary
     assert (course / "feedback" / "reference" / ASSIGNMENT / "tensors_and_devices.html").exists()
