@@ -3,8 +3,8 @@
 #
 # 1. The round trip (tests/grading) alone: it grades in two lanes, one core each, and its speed checks need
 #    those cores to themselves.
-# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, and
-#    test_recheck; the browser, other unit and style tests): together they take about half the time of one after the other.
+# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, with the unit tests
+#    named in BESIDE_CLASS_GRADING; the browser, other unit and style tests): together they take about half the time of one after the other.
 # Each part's output goes to test-artifacts/pytest-<part>.log and is printed when the part ends; a
 # --junitxml=FILE argument becomes one file per part (FILE with -<part> before its extension).
 # Exit status: 0 when every part passed (or selected no test: pytest's status 5), else the first failure's.
@@ -56,13 +56,15 @@ cat test-artifacts/pytest-roundtrip.log
 note roundtrip $code
 
 echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
-# test_outside (about 150 s) and test_report (about 35 s) run beside class grading, which is otherwise the shorter part
-# (2026-11-27, clean clone: 1036 s against 791 s with test_recheck, about 85 s, here too)
-run_part classgrading tests/classgrading tests/notebooks tests/unit/authoring/test_report.py \
-  tests/unit/autograding/test_outside.py &
+# Unit tests that grade real chapters out of the kernel run beside class grading, which is otherwise the shorter part:
+# test_outside (about 120 s), test_recheck (85 s), test_forkserver (65 s) and test_report (30 s). Measured 2026-11-27
+# in a clean clone: 779 s against 833 s with test_recheck and test_forkserver in the other part, before class grading's
+# fork servers stopped preloading TensorFlow for its toy course (about 5 s of a core a grading run).
+BESIDE_CLASS_GRADING=(tests/unit/authoring/test_report.py tests/unit/autograding/test_outside.py
+  tests/unit/autograding/test_recheck.py tests/unit/autograding/test_forkserver.py)
+run_part classgrading tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
-run_part rest tests/browser tests/unit --ignore=tests/unit/authoring/test_report.py \
-  --ignore=tests/unit/autograding/test_outside.py tests/test_python_style.py
+run_part rest tests/browser tests/unit "${BESIDE_CLASS_GRADING[@]/#/--ignore=}" tests/test_python_style.py
 code_rest=$?
 wait $first
 code_first=$?

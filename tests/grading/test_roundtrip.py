@@ -1,7 +1,9 @@
 """The nbgrader round trip, with the real nbgrader CLI and gradebook, in a temporary course.
 
 For every assignment: generate the student version, then autograde, in one run, the
-reference solution and the untouched student version; in a second, the chapter's plausible answers
+reference solution (its demonstrations run whole) and the untouched student version (in a run of its own, its
+demonstrations for their imports only, where none reads a name an answer defines:
+``demonstrations_reading_answers``; otherwise with the reference); in a second, the chapter's plausible answers
 and its red team (tests/grading/submissions/<assignment>.py, tests/grading/red_team/; answers to different
 exercises are packed into one student), graded without a kernel (``GradingExecute.run_kernel``: no grade is read
 from the kernel), except the answers aimed at the kernel (``Submission.kernel``), graded in it with the demonstration
@@ -62,6 +64,47 @@ AS_ON_GPU = "as-on-gpu-"
 #: Calls that run a Keras model's compiled train, test or predict function: where TFPERF_AS_ON_GPU decides
 #: whether XLA compiles it (``as_on_gpu.apply``).
 KERAS_RUNS = re.compile(r"\.(fit|evaluate|predict|train_on_batch|test_on_batch|predict_on_batch)\(")
+
+
+def demonstrations_reading_answers(nb: nbformat.NotebookNode) -> set[str]:
+    """The names that a demonstration cell (no nbgrader metadata) reads and an answer cell binds at its top level: a
+    demonstration that reads one runs differently in the untouched version, whose answers are placeholders. (The
+    other demonstrations run there as in the reference, which runs them whole.)"""
+    import ast
+
+    def parsed(cell):
+        try:
+            return ast.parse(cell.source)
+        except SyntaxError:
+            return ast.Module(body=[], type_ignores=[])
+
+    bound = set()
+    for cell in (c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")):
+        for node in parsed(cell).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom)):
+                bound |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                bound |= {(a.asname or a.name).split(".")[0] for a in getattr(node, "names", [])}
+    read = set()
+    for cell in (c for c in nb.cells if c.cell_type == "code" and not c.metadata.get("nbgrader")):
+        read |= {n.id for n in ast.walk(parsed(cell)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return bound & read
+
+
+def test_demonstrations_reading_answers_are_found():
+    """Chapter 6's self-check reads ``place``, an answer; no other chapter's demonstration reads one."""
+    found = {
+        path.parent.name: demonstrations_reading_answers(nbformat.read(path, as_version=4))
+        for path in sorted((REPO / "solutions").glob("*/*.ipynb"))
+    }
+    assert found["06_device_ceilings"] == {"place"}
+    assert {name for name, names in found.items() if names} == {"06_device_ceilings"}
+    answer = nbformat.v4.new_code_cell(
+        "import numpy as np\nSCALE = 2\ndef f(x):\n    return x", metadata={"nbgrader": {"solution": True}}
+    )
+    nb = nbformat.v4.new_notebook(cells=[answer, nbformat.v4.new_code_cell("print(f(SCALE), np.pi, g)")])
+    assert demonstrations_reading_answers(nb) == {"f", "SCALE", "np"}
 
 
 def graded_as_on_a_gpu(assignment: str) -> bool:
@@ -164,42 +207,53 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
-#: Seconds of an assignment's main autograde run (the reference and the untouched version, demonstrations run),
-#: and of one packed student graded without a kernel, to balance the lanes: from the round trip of 2026-11-27 on the
-#: idle 2-core test machine, one core a lane, workers forked from the fork server (each run's seconds, nbgrader's
-#: start included; the packed run's over its students).
+#: Seconds of an assignment's main autograde run (the reference, demonstrations run; the untouched version too where it
+#: is not graded apart, ``untouched_apart``), and of one packed student graded without a kernel, to balance the lanes:
+#: from the round trip of 2026-11-27 (second run, speed checks settled early) on the idle 2-core test machine, one core
+#: a lane, workers forked from the fork server (each run's seconds, nbgrader's start included; the packed run's over
+#: its students; a main run's less the untouched version's half of its kernel where that is now graded apart).
 MAIN_RUN_COST = {
-    "01_tensors": 64.0,
-    "02_eager_vs_graph": 89.6,
-    "03_keras_fit": 183.2,
-    "04_tf_data": 119.5,
-    "05_gpu_sync": 64.9,
-    "06_device_ceilings": 82.8,
-    "07_beyond_one_device": 217.9,
-    "08_capstone": 95.6,
+    "01_tensors": 51.4,
+    "02_eager_vs_graph": 52.0,
+    "03_keras_fit": 112.4,
+    "04_tf_data": 71.3,
+    "05_gpu_sync": 45.1,
+    "06_device_ceilings": 68.4,
+    "07_beyond_one_device": 106.9,
+    "08_capstone": 67.2,
 }
-PACKED_COST = {  # graded without a kernel: 2026-11-27, from the timestamped logs (the packed run's time less its kernels')
-    "01_tensors": 4.7,  # measured without a kernel (13 students in 61.1 s)
-    "02_eager_vs_graph": 4.2,
-    "03_keras_fit": 30.6,
-    "04_tf_data": 9.7,
-    "05_gpu_sync": 6.0,  # measured without a kernel (9 students in 53.8 s)
-    "06_device_ceilings": 9.5,
+PACKED_COST = {  # graded without a kernel: the packed run's seconds over its students
+    "01_tensors": 4.7,
+    "02_eager_vs_graph": 3.7,
+    "03_keras_fit": 22.1,
+    "04_tf_data": 7.7,
+    "05_gpu_sync": 5.6,
+    "06_device_ceilings": 8.3,
     "07_beyond_one_device": 10.1,
-    "08_capstone": 10.9,
+    "08_capstone": 10.5,
 }
 #: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
-IN_KERNEL_COST = 18.0  # chapter 1: 4 students in 74.2 s; chapter 5: 3 in 28.4 s
+IN_KERNEL_COST = 14.0  # chapter 1: 4 students in 68.2 s; chapter 5: 3 in 27.6 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
 #: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
 AS_ON_GPU_COST = {
-    "03_keras_fit": 168.1,
-    "04_tf_data": 87.6,
-    "06_device_ceilings": 63.3,
-    "07_beyond_one_device": 125.2,
-    "08_capstone": 79.9,
+    "03_keras_fit": 135.9,
+    "04_tf_data": 76.2,
+    "06_device_ceilings": 57.5,
+    "07_beyond_one_device": 107.3,
+    "08_capstone": 66.0,
 }
-HANG_COST = 45.0
+HANG_COST = 47.0
+#: Seconds of the run that grades the untouched version on its own, its demonstrations for their imports only.
+UNTOUCHED_COST = 16.0
+
+
+def untouched_apart(assignment: str) -> bool:
+    """Whether the untouched version is graded in a run of its own (no demonstration reads an answer's name)."""
+    return not any(
+        demonstrations_reading_answers(nbformat.read(path, as_version=4))
+        for path in (REPO / "solutions" / assignment).glob("*.ipynb")
+    )
 
 
 def assignment_cost(assignment: str) -> float:
@@ -216,6 +270,7 @@ def assignment_cost(assignment: str) -> float:
         + IN_KERNEL_COST * in_kernel
         + (as_on_a_gpu if graded_as_on_a_gpu(assignment) else 0.0)
         + HANG_COST * hanging
+        + (UNTOUCHED_COST if untouched_apart(assignment) else 0.0)
     )
 
 
@@ -328,11 +383,15 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
     (root / "logs" / "slot.txt").write_text(slot.describe())
     for assignment in names:
         nbgrader(course, "generate_assignment", assignment, "--force", slot=slot)
-        as_on_a_gpu, students, hanging = {}, {}, {}
+        as_on_a_gpu, students, hanging, untouched = {}, {}, {}, {}
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
-            candidates = {"reference": reference, "untouched": student_version}
+            # The untouched version's demonstrations are the reference's, run whole in the run above, unless one
+            # reads a name an answer defines (its placeholder then changes what it does): run whole again only then.
+            whole = bool(demonstrations_reading_answers(reference))
+            candidates = {"reference": reference, **({"untouched": student_version} if whole else {})}
+            untouched |= {} if whole else {("untouched", source.name): student_version}
             # Not the untouched version: its answers are placeholders, which XLA never compiles, and its
             # demonstrations are the reference's (graded whole as on a GPU just below).
             if graded_as_on_a_gpu(assignment):
@@ -346,6 +405,16 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
         # A student without a notebook is reported by this run (nbgrader fails a run that matches no notebook at all).
         submit(course, assignment, {key: nb for key, nb in students.items() if nb is None})
         changed = autograde_unchanging(root, assignment, slot=slot)
+        if untouched:  # its demonstrations for their imports only (GradingExecute.demonstrations)
+            submit(course, assignment, untouched)
+            changed += autograde_unchanging(
+                root,
+                assignment,
+                "--student=untouched",
+                "--GradingExecute.demonstrations=imports",
+                slot=slot,
+                log=f"autograde-{assignment}-untouched",
+            )
         # The packed students: their grades come from the exercises' workers, never from the kernel, so they are
         # graded without one (GradingExecute.run_kernel, as instructors may); those aimed at the kernel with it, its
         # demonstration cells run for their imports only (GradingExecute.demonstrations).
@@ -584,11 +653,24 @@ def test_untouched_problems_are_found():
 
 @pytest.mark.parametrize("assignment", roundtrip_assignments())
 def test_untouched_shows_only_not_written_yet(graded_course, assignment):
-    """The student notebook as a learner first meets it, run whole by nbgrader: every Check says, in one
-    short line, that the answer is not written yet and which section to reread; nothing else fails."""
+    """The student notebook as a learner first meets it, run by nbgrader: every Check says, in one short line, that
+    the answer is not written yet and which section to reread; nothing else fails. Its demonstrations run whole
+    where one reads a name an answer defines; elsewhere for their imports, as the reference's run them whole."""
     notebooks = autograded_notebooks(graded_course, assignment, "untouched")
     assert notebooks, f"no autograded untouched notebook for {assignment}"
     assert [p for nb in notebooks for p in untouched_problems(nb)] == []
+
+
+@pytest.mark.parametrize("assignment", roundtrip_assignments())
+def test_untouched_demonstrations_run_whole_only_where_one_reads_an_answer(graded_course, assignment):
+    for source in sorted((REPO / "solutions" / assignment).glob("*.ipynb")):
+        whole = bool(demonstrations_reading_answers(nbformat.read(source, as_version=4)))
+        (graded,) = [nb for nb in autograded_notebooks(graded_course, assignment, "untouched")]
+        demonstrations = [c for c in graded.cells if c.cell_type == "code" and not c.metadata.get("nbgrader")]
+        imports_only = [
+            c for c in demonstrations if any(o.get("text") == preprocessors.IMPORTS_ONLY for o in c.outputs)
+        ]
+        assert demonstrations and len(imports_only) == (0 if whole else len(demonstrations)), source.name
 
 
 @pytest.mark.parametrize("assignment", roundtrip_assignments())

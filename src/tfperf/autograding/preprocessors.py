@@ -35,6 +35,8 @@ WITHOUT_A_KERNEL = (
     "Not run while grading: this notebook was graded without a kernel; its grades come from each exercise's own "
     "process, which ran your answer.\n"
 )
+#: The output of a demonstration cell run for its imports only (``demonstrations = "imports"``).
+IMPORTS_ONLY = "Not run while grading: the grader ran this demonstration cell for its imports only.\n"
 #: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
 #: error as preformatted text, which does not wrap by itself.
 ERROR_WIDTH = 88
@@ -240,8 +242,7 @@ class GradingExecute(Execute):
             imports.outputs = []
             super().preprocess_cell(imports, resources, index)
             self.nb.cells[index] = cell  # nbclient stores the cell it ran in the notebook: keep the original
-        note = "Not run while grading: the grader ran this demonstration cell for its imports only.\n"
-        cell.outputs = [new_output("stream", name="stdout", text=note)]
+        cell.outputs = [new_output("stream", name="stdout", text=IMPORTS_ONLY)]
         return cell, resources
 
 
