@@ -57,11 +57,11 @@ note roundtrip $code
 
 echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
 # Unit tests that grade real chapters out of the kernel run beside class grading, which is otherwise the shorter part:
-# test_outside (about 120 s), test_recheck (85 s), test_forkserver (65 s) and test_report (30 s). Measured 2026-11-27
+# test_outside (about 110 s) and test_recheck (80 s). Measured 2026-11-27
 # in a clean clone: 779 s against 833 s with test_recheck and test_forkserver in the other part, before class grading's
 # fork servers stopped preloading TensorFlow for its toy course (about 5 s of a core a grading run).
-BESIDE_CLASS_GRADING=(tests/unit/authoring/test_report.py tests/unit/autograding/test_outside.py
-  tests/unit/autograding/test_recheck.py tests/unit/autograding/test_forkserver.py)
+# Then, with those fork servers bare: 788 s against 675 s; test_forkserver (35 s) and test_report (31 s) moved back.
+BESIDE_CLASS_GRADING=(tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py)
 run_part classgrading tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
 run_part rest tests/browser tests/unit "${BESIDE_CLASS_GRADING[@]/#/--ignore=}" tests/test_python_style.py

@@ -182,6 +182,26 @@ def test_the_condition_is_decided_in_the_unfixed_code_worker_before_anything_is_
             worker.close()
 
 
+@pytest.mark.slow
+def test_a_reset_does_not_run_the_cells_again_where_the_condition_is_false(tmp_path):
+    """A check not timed on this machine (its condition false) needs no fresh objects: its cells, which may start
+    servers (chapter 7's), run once however many submissions the worker serves; where it holds, once each."""
+    ran = tmp_path / "ran.txt"
+    cells = [f"open({str(ran)!r}, 'a').write('ran\\n')\ndef counted(x):\n    return x"]
+    for condition, runs in (("1 > 2", 1), ("1 < 2", 3)):
+        ran.write_text("")
+        check = recheck.SpeedCheck(
+            "g", "06_device_ceilings.fuse_the_chain", "counted", "counted", "lambda: (1,)", "", condition=condition
+        )
+        worker = recheck.Worker(recheck._worker_argv(), cells, check, "counted", "the worker", report_target=True)
+        try:
+            worker.ask(do="reset")
+            worker.ask(do="reset")
+        finally:
+            worker.close()
+        assert ran.read_text().count("ran") == runs, condition
+
+
 class _MemoByIdWorker:
     """A worker whose answer is instant on a lone input (a memo hit: a freed input's id met again) and takes
     20 ms a call on inputs made together (live inputs have ids of their own)."""
