@@ -17,7 +17,8 @@ clean as a fresh worker:
   CPU time (the sandbox's process tree) as from a fresh worker.
 
 A child that stops the server costs its own exercise only: the grading process starts a new server for the
-next. Where the server cannot serve (bubblewrap refuses, an import started TensorFlow's runtime), the
+next. A notebook whose instructor's cells never import TensorFlow, Keras or the course's library gets a server that
+imports the worker's own modules only (:func:`needs_the_course`). Where the server cannot serve (bubblewrap refuses, an import started TensorFlow's runtime), the
 grading process starts fresh workers as before.
 """
 
