@@ -30,16 +30,21 @@ from tfperf.autograding.cells import exercises, is_test, is_written, released_an
 KERNEL_DIED = "KernelDied"
 #: The output of a test cell left to GradeOutsideKernel, until that step writes its outcome over it.
 LEFT_TO_OUTSIDE = "not graded: this check is graded outside the kernel, and that grading left no outcome here."
-#: The output of every other code cell of a notebook graded with ``run_kernel = False``.
-WITHOUT_A_KERNEL = (
-    "Not run while grading: this notebook was graded without a kernel; its grades come from each exercise's own "
-    "process, which ran your answer.\n"
-)
 #: The output of a demonstration cell run for its imports only (``demonstrations = "imports"``).
 IMPORTS_ONLY = "Not run while grading: the grader ran this demonstration cell for its imports only.\n"
 #: Characters per line of the errors this course writes into a graded notebook: the feedback shows an
 #: error as preformatted text, which does not wrap by itself.
 ERROR_WIDTH = 88
+#: The output of every other code cell of a notebook graded with ``run_kernel = False`` (wrapped: the feedback shows
+#: it as preformatted text too).
+WITHOUT_A_KERNEL = (
+    textwrap.fill(
+        "Not run while grading: this notebook was graded without a kernel; its grades come from each exercise's own "
+        "process, which ran your answer.",
+        ERROR_WIDTH,
+    )
+    + "\n"
+)
 
 
 def error_output(ename: str, message: str) -> NotebookNode:
