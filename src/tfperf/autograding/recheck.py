@@ -513,7 +513,7 @@ def recheck_one(
 
     verdict.planned = pairs
     verdict.problem = timed_pairs(pairs, timing.settled_at(target, pairs))
-    if verdict.problem is None and target**0.5 <= verdict.median < target:
+    if verdict.problem is None and timing.needs_a_closer_look(verdict.median, target):
         verdict.planned = 3 * pairs  # close to the target: more evidence, not a verdict on a few
         verdict.problem = timed_pairs(2 * pairs, timing.settled_at(target, 3 * pairs, closer_look=False))
     if verdict.problem is None and verdict.ratios:

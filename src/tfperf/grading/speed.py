@@ -276,7 +276,7 @@ def assert_speedup(
     every_pair = os.environ.get(ALL_PAIRS_ENV_VAR) == "1"
     settled = None if every_pair else timing.settled_at(target, pairs)
     comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section, settled)
-    if target**0.5 <= comparison.median < target:
+    if timing.needs_a_closer_look(comparison.median, target):
         # Close to the target: more evidence rather than a verdict on seven pairs. An answer that
         # really reaches the target gets there with more pairs; one that does not stays below.
         planned = 3 * pairs

@@ -281,12 +281,22 @@ def median_side(values: Sequence[float], planned: int, threshold: float) -> bool
     return None
 
 
+def needs_a_closer_look(median: float, target: float) -> bool:
+    """Whether a speed check's median earns twice as many pairs more before the verdict: below the target, but not
+    below its square root (never where the target is at most 1)."""
+    return _closer_look_floor(target) <= median < target
+
+
+def _closer_look_floor(target: float) -> float:
+    return min(target, target**0.5)
+
+
 def settled_at(target: float, planned: int, earlier: Sequence[float] = (), *, closer_look: bool = True):
     """A ``settled`` rule (:func:`compare_fresh`) for the verdict "the median of ``planned`` ratios, ``earlier``
     ones included, is at least ``target``": true once the ratios to come can no longer change it. With
     ``closer_look``, a median below the target but not below its square root (which earns more pairs) is not a
     verdict: it is settled below the smaller of the two only."""
-    low = min(target, target**0.5) if closer_look else target
+    low = _closer_look_floor(target) if closer_look else target
 
     def settled(ratios: Sequence[float]) -> bool:
         every = [*earlier, *ratios]
