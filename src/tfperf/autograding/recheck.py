@@ -425,7 +425,8 @@ def recheck_one(
     code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
     check). The pairs stop once the ones to come could not change that verdict
-    (:func:`tfperf.measure.timing.settled_at`). ``target``: default, the one the baseline worker reported, else this machine's. ``time_limit``: seconds
+    (:func:`tfperf.measure.timing.settled_at`); settled above the target, the answer's samples of the pairs left are
+    still run, untimed, and one drawn call of each compared, so a pass rests on as many compared results as before. ``target``: default, the one the baseline worker reported, else this machine's. ``time_limit``: seconds
     the whole timing may take, as a test cell's time limit bounds the kernel's own check (an answer slow on the timed
     calls only made one check take minutes); past it, the check fails."""
     from tfperf.measure import timing
@@ -511,11 +512,27 @@ def recheck_one(
                 return None
         return None
 
+    def compared_only(count: int) -> str | None:
+        """Samples of the answer that are not timed, one drawn call of each compared: as many results compared as
+        if every planned pair had been taken (an answer that skips work on some calls is not drawn less often)."""
+        for _ in range(count):
+            batch = [next(seeds) for _ in range(calls[answer])]
+            answer.ask(do="prepare", seeds=batch)
+            answer.ask(do="run", count=calls[answer])
+            kept = draw.randrange(calls[answer])
+            if problem := same_result(batch[kept], kept):
+                return problem
+            if time_limit is not None and time.monotonic() - started > time_limit:
+                return f"the speed check ran past its time limit ({time_limit:g} s) while its results were compared"
+        return None
+
     verdict.planned = pairs
     verdict.problem = timed_pairs(pairs, timing.settled_at(target, pairs))
     if verdict.problem is None and timing.needs_a_closer_look(verdict.median, target):
         verdict.planned = 3 * pairs  # close to the target: more evidence, not a verdict on a few
         verdict.problem = timed_pairs(2 * pairs, timing.settled_at(target, 3 * pairs, closer_look=False))
+    if verdict.problem is None and verdict.ratios and verdict.median >= target:  # settled above: still compared
+        verdict.problem = compared_only(verdict.planned - len(verdict.ratios))
     if verdict.problem is None and verdict.ratios:
         verdict.problem = worked_while_preparing()
     if verdict.ratios:

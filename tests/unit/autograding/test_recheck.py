@@ -265,6 +265,30 @@ class _Timed:
         return None
 
 
+class _WrongLater(_Timed):
+    """A fast answer whose results are right for its first ``right`` run requests, then wrong: an answer that skips
+    work once it has been timed long enough to pass."""
+
+    def __init__(self, seconds: float, right: int):
+        super().__init__(seconds)
+        self.right, self.runs = right, 0
+
+    def ask(self, *, do, seeds=None, count=None, index=None):
+        self.runs += do == "run"
+        result = super().ask(do=do, seeds=seeds, count=count, index=index)
+        return [result[0] + 1.0] if do == "result" and self.runs > self.right else result
+
+
+def test_pairs_settled_early_still_compare_as_many_results():
+    """4 ms against 1 ms settles after 4 of 7 pairs; the answer's 3 samples left are still run and a call of each
+    compared. Right for its first 7 runs (2 untimed, 1 for the sample size, 4 timed samples), it is caught on the 8th."""
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    honest = recheck.recheck_one(check, _Timed(0.004), _WrongLater(0.001, right=10**6), pairs=7, target=2.0)
+    assert honest.passed and len(honest.ratios) == 4
+    wrong_later = recheck.recheck_one(check, _Timed(0.004), _WrongLater(0.001, right=7), pairs=7, target=2.0)
+    assert not wrong_later.passed and "differs" in wrong_later.problem and len(wrong_later.ratios) == 4
+
+
 def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
     that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so."""
