@@ -145,7 +145,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
     (:func:`tfperf.autograding.samples.serve_samples`) and ``bytes`` readings (:mod:`tfperf.autograding.moved`).
     ``reset`` runs the cells again in a new namespace (new objects: a ``tf.function``'s traces, a model's state),
-    as a fresh process would have them, unless the check's condition was found false (nothing of it is timed here)."""
+    as a fresh process would have them, unless the check's condition was found false (nothing of it is timed here);
+    its ``make_inputs``, where given, replaces the one the worker was started with."""
     from tfperf.autograding import moved
     from tfperf.runtime import logs
 
@@ -186,7 +187,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             continue
         if request.get("do") != "reset":
             return
-        try:
+        try:  # another check of the same function may make its inputs otherwise (its own sizes)
+            header["make_inputs"] = request.get("make_inputs", header["make_inputs"])
             function, make_inputs = load()
         except BaseException:
             reply({"error": traceback.format_exc(limit=3)})

@@ -315,3 +315,37 @@ def test_the_grading_process_stops_the_pairs_once_the_verdict_is_settled(answer_
     verdict = recheck.recheck_one(check, _Timed(0.004), _Timed(answer_seconds), pairs=7, target=target)
     assert verdict.passed is passed and verdict.problem is None
     assert len(verdict.ratios) == pairs_taken
+
+
+def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_path):
+    """Chapter 1's visible and hidden speed checks time the same function, on inputs of other sizes: one worker serves
+    both, reset in between with the check's own inputs (a worker's start imports TensorFlow: about 4 s of a core); a
+    check of another function gets its own."""
+    from tfperf.autograding import outside
+
+    visible, hidden = recheck.speed_checks(nbformat.read(SOURCE, as_version=4))
+    assert (visible.make_inputs, visible.hidden) != (hidden.make_inputs, hidden.hidden)
+    assert outside.worker_identity(visible) == outside.worker_identity(hidden)
+
+    cell = "import numpy as np\ncalls = [0]\ndef counted(x):\n    calls[0] += 1\n    return x + calls[0]\nother = counted"
+    source = tmp_path / "source.ipynb"
+    given = {"nbgrader": {"grade_id": "given", "locked": True, "solution": False, "grade": False}}
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell, metadata=given)]), source)
+    source_nb = nbformat.read(source, as_version=4)
+    first = recheck.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.zeros(2),)", "", pairs=5)
+    second = recheck.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.ones(2),)", "", hidden=True, atol=0.1)
+    third = recheck.SpeedCheck("g", EXERCISE, "counted", "other", "lambda: (np.zeros(2),)", "")
+    workers = outside.Baselines()
+    try:
+        worker = workers.worker(source, source_nb, first)
+        worker.ask(do="prepare", seeds=[1])
+        worker.ask(do="run")
+        assert float(worker.ask(do="result", index=0)[0][0]) == 1.0
+        assert workers.worker(source, source_nb, second) is worker  # the same process, its cells run again
+        worker.ask(do="prepare", seeds=[1])
+        worker.ask(do="run")
+        assert float(worker.ask(do="result", index=0)[0][0]) == 2.0  # a fresh count, on the second check's inputs
+        assert workers.worker(source, source_nb, third) is not worker
+        assert len(workers.workers) == 2
+    finally:
+        workers.close()
