@@ -327,7 +327,9 @@ def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_pa
     assert (visible.make_inputs, visible.hidden) != (hidden.make_inputs, hidden.hidden)
     assert outside.worker_identity(visible) == outside.worker_identity(hidden)
 
-    cell = "import numpy as np\ncalls = [0]\ndef counted(x):\n    calls[0] += 1\n    return x + calls[0]\nother = counted"
+    cell = (
+        "import numpy as np\ncalls = [0]\ndef counted(x):\n    calls[0] += 1\n    return x + calls[0]\nother = counted"
+    )
     source = tmp_path / "source.ipynb"
     given = {"nbgrader": {"grade_id": "given", "locked": True, "solution": False, "grade": False}}
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell, metadata=given)]), source)
