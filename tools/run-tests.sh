@@ -61,7 +61,12 @@ echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
 # in a clean clone: 779 s against 833 s with test_recheck and test_forkserver in the other part, before class grading's
 # fork servers stopped preloading TensorFlow for its toy course (about 5 s of a core a grading run).
 # Then, with those fork servers bare: 788 s against 675 s; test_forkserver (35 s) and test_report (31 s) moved back.
-BESIDE_CLASS_GRADING=(tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py)
+# Then, with jsonschema 4.23 (1 s less for every process that imports nbformat or the course, the class-grading part
+# most): 521 s against 664 s; test_forkserver (30 s), test_report (25 s) and test_grading_guard (20 s) moved here.
+BESIDE_CLASS_GRADING=(
+  tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
+  tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
+)
 run_part classgrading tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
 run_part rest tests/browser tests/unit "${BESIDE_CLASS_GRADING[@]/#/--ignore=}" tests/test_python_style.py
