@@ -383,9 +383,9 @@ def competitors() -> list[str]:
         and not isinstance(t, threading._DummyThread)
         and t is not kernel
     ]
-    from tfperf.runtime import servers  # the tf.data service's processes that the library started
+    from tfperf.runtime import preloaded, servers  # the tf.data service's processes, the launcher that forks them
 
-    library = servers.library_pids()
+    library = servers.library_pids() | {preloaded.launcher_pid()} - {None}
     found += [f"child process {pid}" for pid in _children() if pid not in _snapshot.children and pid not in library]
     return found
 

@@ -4,15 +4,15 @@
 cluster (every worker's ``localhost:PORT``) and its own index, waits for all of them, and returns what each printed
 and how it ended. The ports are ones the system just handed out (bound to port 0, then released): taken ports are
 never chosen. Nothing outlives the call: on a timeout, an error or an interrupt every worker is killed, and a worker
-whose parent dies is killed by the kernel (``PR_SET_PDEATHSIG``).
+whose parent dies is killed by the kernel (``PR_SET_PDEATHSIG``). Each worker is forked by the notebook's launcher
+(:mod:`tfperf.runtime.preloaded`: TensorFlow imported once, not once a worker); its parent is then the launcher,
+which ends with the notebook.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
+from tfperf.runtime import preloaded
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,6 @@ def visible_gpus(index: int, workers: int, gpus: int) -> str:
     return str(index) if gpus >= workers else "-1"
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the timeout still ends them
-        pass
-
-
 def run_workers(
     script: str | Path,
     workers: int = 2,
@@ -105,16 +98,14 @@ def run_workers(
     try:
         for index in range(workers):
             processes.append(
-                subprocess.Popen(
+                preloaded.popen(  # forked by the launcher, which imported TensorFlow once; else a fresh process
+                    {"script": str(script), "args": [str(a) for a in args]},
                     [sys.executable, str(script), *args],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    text=True,
                     env=dict(
                         base, TF_CONFIG=tf_config(ports, index), CUDA_VISIBLE_DEVICES=visible_gpus(index, workers, gpus)
                     ),
-                    preexec_fn=_die_with_parent,
+                    stdin=subprocess.DEVNULL,
+                    die_with_parent=True,
                 )
             )
         return _wait(processes, timeout, stop or {}, stop_after)

@@ -1,7 +1,7 @@
 """TensorFlow servers in processes of their own, on loopback: the tf.data service (a dispatcher and its workers).
 
 :class:`DataService` starts a dispatcher and ``workers`` workers, each a child process (``python -m
-tfperf.runtime.servers``) that binds a port the system chooses (``port=0``: never a port already taken) on this
+tfperf.runtime.servers``, forked by :mod:`tfperf.runtime.preloaded`'s launcher where it can) that binds a port the system chooses (``port=0``: never a port already taken) on this
 machine and says which one on its first line. The parent gives the dispatcher's address
 (``grpc://localhost:PORT``) to ``tf.data.experimental.service.distribute``. Nothing is left running: leaving the
 ``with`` block, :meth:`DataService.stop`, the garbage collector and the interpreter's exit stop every child, and a
@@ -41,6 +41,11 @@ def _argv(role: str, dispatcher: str | None = None, core: int | None = None) -> 
     return argv + ([str(core)] if core is not None else [])
 
 
+def _target(role: str, dispatcher: str | None = None, core: int | None = None) -> dict:
+    """What the launcher's child runs (:func:`tfperf.runtime.preloaded.popen`): this module's :func:`main`."""
+    return {"module": "tfperf.runtime.servers", "args": _argv(role, dispatcher, core)[3:]}
+
+
 def worker_cores(workers: int) -> list[int]:
     """The core each of ``workers`` pinned workers runs on: this process's own cores in turn (a worker of one core each,
     as long as there are as many cores as workers)."""
@@ -58,15 +63,14 @@ def server_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _start(role: str, dispatcher: str | None, timeout: float, core: int | None = None) -> _Child:
-    env = server_environment()
-    process = subprocess.Popen(
+    from tfperf.runtime import preloaded
+
+    process = preloaded.popen(  # forked by the launcher, which imported TensorFlow once; else a fresh process
+        _target(role, dispatcher, core),
         _argv(role, dispatcher, core),
+        env=server_environment(),
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        start_new_session=True,  # an interrupt of the notebook's kernel is not sent to its servers
+        new_session=True,  # an interrupt of the notebook's kernel is not sent to its servers
     )
     child = _Child(role, process)
     ready = threading.Event()
@@ -198,9 +202,10 @@ def _serve(role: str, dispatcher: str | None, core: int | None = None) -> None:
     server.join()
 
 
+def main(args: list[str]) -> None:
+    """``ROLE DISPATCHER|- [CORE]``: serve as :func:`_serve` does."""
+    _serve(args[0], None if args[1] == "-" else args[1], int(args[2]) if len(args) > 2 else None)
+
+
 if __name__ == "__main__":
-    _serve(
-        sys.argv[1],
-        None if sys.argv[2] == "-" else sys.argv[2],
-        int(sys.argv[3]) if len(sys.argv) > 3 else None,
-    )
+    main(sys.argv[1:])

@@ -68,16 +68,12 @@ def test_a_child_ends_when_its_parent_is_killed(tmp_path):
     assert _gone(pids)
 
 
-def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch):
-    monkeypatch.setattr(
-        servers,
-        "_argv",
-        lambda role, dispatcher=None, core=None: [
-            sys.executable,
-            "-c",
-            "print('no such server'); import time; time.sleep(60)",
-        ],
-    )
+def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch, tmp_path):
+    never_ready = tmp_path / "never_ready.py"
+    never_ready.write_text("print('no such server'); import time; time.sleep(60)\n")
+    # the launcher's child runs _target, a fresh process _argv (where no launcher serves): both never say "ready"
+    monkeypatch.setattr(servers, "_target", lambda *args, **kwargs: {"script": str(never_ready), "args": []})
+    monkeypatch.setattr(servers, "_argv", lambda *args, **kwargs: [sys.executable, str(never_ready)])
     started = time.monotonic()
     with pytest.raises(servers.ServerFailed, match="did not start within 2 s. It said:\nno such server"):
         servers.DataService(workers=1, timeout=2)
