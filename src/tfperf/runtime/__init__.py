@@ -10,9 +10,9 @@
   ``sync()`` (waits for GPU streams and for asynchronous eager work), ``health_check()``.
 - ``replicas``: ``configure()``, the devices of N replicas of one model (real GPUs, a split GPU or logical CPUs),
   made before TensorFlow starts; ``strategy()``, one ``MirroredStrategy`` per set of devices.
+- ``preloaded``: ``popen()``, the servers' and the cluster's processes forked from one launcher that imported
+  TensorFlow once (about 2.5 s of a core saved a process).
 - ``servers``: ``DataService``, the tf.data service (a dispatcher and its workers) in processes on loopback.
 - ``cluster``: ``run_workers()``, a script run as the worker processes of one ``MultiWorkerMirroredStrategy``
   cluster (``TF_CONFIG``, free ports), none left running.
-- ``preloaded``: ``popen()``, the servers' and the cluster's processes forked from one launcher that imported
-  TensorFlow once (about 2.5 s of a core saved a process).
 """
