@@ -35,9 +35,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+
+from tfperf.runtime.preloaded import fork_on_request, runtime_started
 
 #: Imported by the server before it forks: what the workers of the course's exercises import.
 PRELOADED = (
@@ -94,17 +95,6 @@ def _not_dumpable() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
-
-
-def runtime_started() -> str | None:
-    """Why a fork of this process would not be a clean worker, or None: TensorFlow's eager context made (its
-    thread pools, its devices) or a Python thread running beside the main one."""
-    if threading.active_count() != 1:
-        return f"{threading.active_count() - 1} Python threads run beside the main one"
-    context = sys.modules.get("tensorflow.python.eager.context")
-    if context is not None and getattr(context.context(), "_context_handle", None) is not None:
-        return "TensorFlow's runtime was started while importing"
-    return None
 
 
 def _others() -> list[int]:
@@ -234,18 +224,9 @@ def serve(control: socket.socket, root: str, course: bool = True) -> None:
     if problem is not None:
         return
     while True:
-        message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
-        if not message:
+        child = fork_on_request(control, lambda fds, request: _become_worker(control, fds, request))
+        if child is None:
             return
-        request = json.loads(message)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        child = os.fork()
-        if child == 0:
-            _become_worker(control, fds, request)
-        for fd in fds:
-            os.close(fd)
-        control.send(json.dumps({"forked": child}).encode())
         message = control.recv(1 << 16)  # "stop", or nothing: the grading process is gone
         clean = _kill_the_rest(child)
         _empty("/tmp", keep=root)  # the children's folders may lie in it

@@ -44,8 +44,9 @@ _PR_SET_PDEATHSIG = 1
 # ---------------------------------------------------------------- the launcher
 
 
-def _runtime_started() -> str | None:
-    """Why a fork of this process would not be a fresh one, or None."""
+def runtime_started() -> str | None:
+    """Why a fork of this process would not be a fresh one, or None: TensorFlow's eager context made (its thread
+    pools, its devices) or a Python thread running beside the main one. (The grading's fork server asks too.)"""
     if threading.active_count() != 1:
         return f"{threading.active_count() - 1} Python threads run beside the main one"
     context = sys.modules.get("tensorflow.python.eager.context")
@@ -116,7 +117,7 @@ def serve(control: socket.socket) -> None:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 (the child imports it again, and fails there as a fresh one would)
             failed.append(f"{name}: {type(err).__name__}")
-    problem = _runtime_started()
+    problem = runtime_started()
     control.send(json.dumps({"ready": problem is None, "problem": problem, "not_imported": failed}).encode())
     if problem is not None:
         return
@@ -139,19 +140,27 @@ def serve(control: socket.socket) -> None:
             if pid == 0:
                 break
             control.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
-        if control in readable:
-            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
-            if not message:
-                return
-            request = json.loads(message)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            child = os.fork()
-            if child == 0:
-                _become(control, wakeup, fds, request)
-            for fd in fds:
-                os.close(fd)
-            control.send(json.dumps({"forked": child}).encode())
+        if control in readable and fork_on_request(control, lambda fds, r: _become(control, wakeup, fds, r)) is None:
+            return
+
+
+def fork_on_request(control: socket.socket, become) -> int | None:
+    """Take a request and the descriptors sent with it on ``control``, fork a child that calls ``become(fds,
+    request)`` (which never returns), and tell the parent the child's pid: that pid, or None where the parent is gone.
+    (The grading's fork server forks so too.)"""
+    message, fds, _, _ = socket.recv_fds(control, 1 << 20, 3)
+    if not message:
+        return None
+    request = json.loads(message)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        become(fds, request)
+    for fd in fds:
+        os.close(fd)
+    control.send(json.dumps({"forked": child}).encode())
+    return child
 
 
 def main() -> None:

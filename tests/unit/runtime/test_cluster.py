@@ -79,10 +79,15 @@ def test_workers_die_with_their_parent(tmp_path):
     finally:
         process.kill()
         process.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_running(pid) for pid in children):
+    assert_all_end(children)
+
+
+def assert_all_end(pids, seconds: float = 10.0) -> None:
+    """Every process of ``pids`` ends within ``seconds`` (a zombie counts as ended)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
         time.sleep(0.1)
-    assert not any(_running(pid) for pid in children)
+    assert not any(_running(pid) for pid in pids)
 
 
 def _children_of(pid: int | str) -> list[str]:

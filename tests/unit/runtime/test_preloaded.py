@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from tests.unit.runtime.test_cluster import _running, assert_all_end
 from tfperf.runtime import preloaded
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the launcher forks on Linux only")
@@ -106,10 +107,7 @@ def test_the_launcher_and_the_children_that_die_with_their_parent_end_with_it(tm
     finally:
         process.kill()
         process.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
-        time.sleep(0.1)
-    assert not any(_running(pid) for pid in pids)
+    assert_all_end(pids)
 
 
 def test_starting_a_child_takes_a_fraction_of_a_fresh_interpreters_import(tmp_path):
@@ -130,11 +128,3 @@ def test_starting_a_child_takes_a_fraction_of_a_fresh_interpreters_import(tmp_pa
     pairs = [(started_and_ended(False), started_and_ended(True)) for _ in range(3)]
     ratios = sorted(fresh / forked for fresh, forked in pairs)
     assert ratios[1] > 3, pairs
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
-    except OSError:
-        return False
