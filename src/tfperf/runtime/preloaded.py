@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 
 #: Imported by the launcher before it forks: what a server or a cluster's worker imports.
@@ -73,7 +74,7 @@ def _become(control: socket.socket, wakeup: tuple[int, int], fds: list[int], req
         if request.get("new_session"):
             os.setsid()
         if request.get("die_with_parent"):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            _die_with_parent()
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in request["env"].items()})
@@ -287,7 +288,7 @@ class Launcher:
             self.changed.wait_for(lambda: pid in self.codes or self.gone, timeout)
         code = self.exit_code(pid)
         while code is None and self.gone and (timeout is None):  # the launcher died: wait for the pid to go
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
             code = self.exit_code(pid)
         return code
 
