@@ -6,7 +6,8 @@ the backward pass, gradients, everything in between), packed so that buffers who
 share memory. The allocations of that plan are what one call holds at once. They are read from XLA's own
 ``HloProto`` (``experimental_get_compiler_ir(...)(stage="optimized_hlo_proto_serialized")``, its
 ``buffer_assignment``): the same on a CPU and a GPU, where TensorFlow's allocator statistics
-(``tf.config.experimental.get_memory_info``) exist for GPUs only.
+(``tf.config.experimental.get_memory_info``) are documented for GPUs only
+(on a CPU they exist only where oneDNN's operations are on).
 """
 
 from __future__ import annotations
