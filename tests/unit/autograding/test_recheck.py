@@ -291,10 +291,11 @@ def test_pairs_settled_early_still_compare_as_many_results():
 
 def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
-    that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so."""
+    that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so. (With
+    0.05 s samples, the limit raced the verdict settled after 4 pairs, about 0.5 s in: under load, it lost once.)"""
     check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     started = time.monotonic()
-    verdict = recheck.recheck_one(check, _Timed(0.001), _Timed(0.05), pairs=7, target=2.0, time_limit=0.5)
+    verdict = recheck.recheck_one(check, _Timed(0.001), _Timed(0.1), pairs=7, target=2.0, time_limit=0.5)
     assert time.monotonic() - started < 1.5
     assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
     assert 1 <= len(verdict.ratios) < 7
