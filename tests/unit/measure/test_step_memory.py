@@ -1,6 +1,11 @@
 """step_memory reads XLA's plan of a compiled step: its arguments' bytes exactly, temporaries that grow with the
 batch; a function that XLA does not compile is refused."""
 
+import os
+import platform
+import subprocess
+import sys
+
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -37,3 +42,34 @@ def test_the_temporaries_grow_with_the_batch():
 def test_a_step_that_xla_does_not_compile_is_refused():
     with pytest.raises(ValueError, match="jit_compile=True"):
         step_memory(tf.function(lambda x: x * 2), (tf.ones([4]),))
+
+
+_MEMORY_INFO = """
+import tensorflow as tf
+tf.ones([256, 256])
+try:
+    print("answered", sorted(tf.config.experimental.get_memory_info("CPU:0")))
+except ValueError as err:
+    print("raised", err)
+"""
+
+
+@pytest.mark.skipif(
+    platform.system() != "Linux" or platform.machine() != "x86_64",
+    reason="TensorFlow's oneDNN default is read on x86 Linux",
+)
+def test_allocator_statistics_on_a_cpu_exist_only_with_onednn_operations_on():
+    """What chapter 6, section 5 (and docs/claims.md) says: on a CPU, ``get_memory_info`` answers where oneDNN's
+    operations are on and raises a ValueError where they are off, whatever this machine's default
+    (``TF_ENABLE_ONEDNN_OPTS`` overrides it both ways). On a CPU without AVX-512 the chapter's cell raised it."""
+
+    def printed(onednn: str) -> str:
+        env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS=onednn, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+        done = subprocess.run(
+            [sys.executable, "-c", _MEMORY_INFO], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    assert printed("1") == "answered ['current', 'peak']"
+    assert printed("0") == "raised Allocator stats not available for device 'CPU:0'"
