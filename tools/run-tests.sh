@@ -86,5 +86,9 @@ note classgrading $code_first
 cat test-artifacts/pytest-rest.log
 note rest $code_rest
 
-echo "== the whole suite: $(( $(date +%s) - started )) s; exit status $status"
+# CPU time of every process the parts ran and waited for (bash's `times`, children's line): the work done, which the
+# machine's own variation of speed (up to 20% within the hour, docs/measurements-grading.md) changes less than the wall time
+times >test-artifacts/times.txt  # in this shell: a command substitution's subshell has waited for nothing
+cpu=$(tail -n 1 test-artifacts/times.txt)
+echo "== the whole suite: $(( $(date +%s) - started )) s; CPU time (user, system) ${cpu/ /, }; exit status $status"
 exit $status
