@@ -86,8 +86,9 @@ note classgrading $code_first
 cat test-artifacts/pytest-rest.log
 note rest $code_rest
 
-# CPU time of every process the parts ran and waited for (bash's `times`, children's line): the work done, which the
-# machine's own variation of speed (up to 20% within the hour, docs/measurements-grading.md) changes less than the wall time
+# CPU time of every process the parts ran and waited for (bash's `times`, children's line): where the wall time of two
+# runs of the same work differs and this does not, the difference went to waiting (the machine's own variation: up to
+# 20% within the hour, docs/measurements-grading.md)
 times >test-artifacts/times.txt  # in this shell: a command substitution's subshell has waited for nothing
 cpu=$(tail -n 1 test-artifacts/times.txt)
 echo "== the whole suite: $(( $(date +%s) - started )) s; CPU time (user, system) ${cpu/ /, }; exit status $status"
