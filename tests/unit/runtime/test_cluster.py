@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.runtime.processes import all_end, children_of
 from tfperf.runtime import cluster
 
 ALL_REDUCE = """
@@ -75,30 +76,18 @@ def test_workers_die_with_their_parent(tmp_path):
             children = _workers_of(process.pid)
         assert len(children) == 2
         # forked by the notebook's launcher where it serves (tfperf.runtime.preloaded), which ends with its parent too
-        children += _children_of(process.pid)
+        children += children_of(process.pid)
     finally:
         process.kill()
         process.wait()
-    assert_all_end(children)
-
-
-def assert_all_end(pids, seconds: float = 10.0) -> None:
-    """Every process of ``pids`` ends within ``seconds`` (a zombie counts as ended)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
-        time.sleep(0.1)
-    assert not any(_running(pid) for pid in pids)
-
-
-def _children_of(pid: int | str) -> list[str]:
-    return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    assert all_end(children)
 
 
 def _workers_of(pid: int) -> list[str]:
     """The cluster's workers that ``pid`` started: its launcher's children, or (no launcher) its own."""
-    children = _children_of(pid)
+    children = children_of(pid)
     launchers = [c for c in children if "tfperf.runtime.preloaded" in _command_line(c)]
-    return [w for launcher in launchers for w in _children_of(launcher)] if launchers else children
+    return [w for launcher in launchers for w in children_of(launcher)] if launchers else children
 
 
 def _command_line(pid: str) -> str:
@@ -106,15 +95,6 @@ def _command_line(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_text()
     except OSError:  # ended meanwhile
         return ""
-
-
-def _running(pid: str) -> bool:
-    """Whether ``pid`` still runs (a zombie, dead but not yet reaped by its new parent, does not)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
-    except OSError:
-        return False
 
 
 @pytest.mark.parametrize(

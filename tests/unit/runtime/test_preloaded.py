@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.unit.runtime.test_cluster import _running, assert_all_end
+from tests.unit.runtime.processes import all_end, running
 from tfperf.runtime import preloaded
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the launcher forks on Linux only")
@@ -103,11 +103,11 @@ def test_the_launcher_and_the_children_that_die_with_their_parent_end_with_it(tm
     process = subprocess.Popen([sys.executable, str(parent)], stdout=subprocess.PIPE, text=True)
     try:
         pids = [int(p) for p in process.stdout.readline().split()]
-        assert len(pids) == 2 and all(_running(pid) for pid in pids)
+        assert len(pids) == 2 and all(running(pid) for pid in pids)
     finally:
         process.kill()
         process.wait()
-    assert_all_end(pids)
+    assert all_end(pids)
 
 
 def test_starting_a_child_takes_a_fraction_of_a_fresh_interpreters_import(tmp_path):

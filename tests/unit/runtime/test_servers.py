@@ -9,25 +9,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from tests.unit.runtime.processes import all_end  # noqa: E402
 from tfperf.runtime import servers  # noqa: E402
-
-
-def _gone(pids, seconds=15.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "zombie" not in _state(p)]
-        if not alive:
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _state(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return next((line for line in f if line.startswith("State:")), "").lower()
-    except OSError:
-        return "zombie"
 
 
 @pytest.mark.slow
@@ -47,7 +30,7 @@ def test_two_pinned_workers_serve_every_element_once_and_stop_with_the_block():
         )
         got = sorted(int(v) for v in shared)
         assert got == [2 * i for i in range(200)]  # each element once, whichever worker made it
-    assert _gone(pids)
+    assert all_end(pids, seconds=15.0)
 
 
 @pytest.mark.slow
@@ -65,7 +48,7 @@ def test_a_child_ends_when_its_parent_is_killed(tmp_path):
     finally:
         parent.kill()
         parent.wait()
-    assert _gone(pids)
+    assert all_end(pids, seconds=15.0)
 
 
 def test_a_server_that_cannot_start_says_why_and_leaves_nothing(monkeypatch, tmp_path):
