@@ -55,7 +55,9 @@ note() {  # a part's status: 5 (nothing selected) counts as passed
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 cpu_flags=" $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1) "
 neural=$(for f in avx512_vnni avx512_bf16 avx_vnni amx_tile; do [[ $cpu_flags == *" $f "* ]] && printf '%s ' "$f"; done)
-echo "== the machine: $(nproc) CPUs, ${cpu_model:-unknown model}; AVX-512: $([[ $cpu_flags == *" avx512f "* ]] && echo yes || echo no); oneDNN by default: $([ -n "$neural" ] && echo "on (${neural% })" || echo off)"
+onednn=$([ -n "$neural" ] && echo "on (${neural% })" || echo off)
+[ -n "${TF_ENABLE_ONEDNN_OPTS:-}" ] && onednn="$onednn, but TF_ENABLE_ONEDNN_OPTS=$TF_ENABLE_ONEDNN_OPTS decides"
+echo "== the machine: $(nproc) CPUs, ${cpu_model:-unknown model}; AVX-512: $([[ $cpu_flags == *" avx512f "* ]] && echo yes || echo no); oneDNN by default, from the CPU's flags: $onednn"
 started=$(date +%s)
 echo "== 1/2: the round trip (tests/grading), alone"
 run_part roundtrip tests/grading
