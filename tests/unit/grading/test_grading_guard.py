@@ -204,6 +204,39 @@ def test_course_modules_are_loaded_and_guarded_before_a_notebook_imports_them():
         vars(gpu_sync)["train_step"] = original
 
 
+def test_a_module_imported_after_arming_and_a_class_that_appears_later_are_guarded_from_then_on(monkeypatch):
+    """A library module first imported after the setup cell is taken as it is at the next check; so is a class that
+    appears in a guarded module under a new name; a deleted function is a change too."""
+    import sys
+    import types
+
+    lazy = types.ModuleType("numpy._tfperf_lazy_for_tests")
+    exec("def scale(x):\n    return 2 * x\n", vars(lazy))
+    monkeypatch.setitem(sys.modules, lazy.__name__, lazy)
+    _check()  # learned here, as it is
+    original = lazy.scale
+    lazy.scale = lambda x: x
+    with pytest.raises(GradingFailure, match="_tfperf_lazy_for_tests.scale"):
+        _check()
+    lazy.scale = original
+    _check()
+
+    exec("class Late:\n    def step(self):\n        return 1\n", vars(lazy))
+    lazy.Late.__module__ = lazy.__name__
+    _check()  # the new class is learned
+    step = lazy.Late.step
+    lazy.Late.step = lambda self: 2
+    with pytest.raises(GradingFailure, match="Late.step"):
+        _check()
+    lazy.Late.step = step
+
+    del lazy.scale
+    with pytest.raises(GradingFailure, match="_tfperf_lazy_for_tests.scale"):
+        _check()
+    lazy.scale = original
+    _check()
+
+
 def test_a_given_class_is_guarded_like_a_function():
     namespace = {"tf": tf}
     exec("class Given:\n    def step(self):\n        return helper()\n\ndef helper():\n    return 1\n", namespace)
