@@ -319,3 +319,32 @@ def test_arming_loads_no_module_of_the_layers_above_grading():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
     assert "tfperf.experiments.gpu_sync" in sys.modules  # what checks use is still preloaded
+
+
+def test_items_of_a_result_that_run_code_when_read_are_each_checked_with_the_guard_around_them():
+    """A result's items are compared without a verify around each only where reading them runs no code but NumPy's
+    and TensorFlow's. An item whose conversion makes NumPy's comparison accept anything, and a later item's that puts
+    it back, still stop the check; a plain list is checked as before."""
+    real = np.allclose
+
+    class Sly:
+        def __init__(self, value, act):
+            self.value, self.act = value, act
+
+        def numpy(self):
+            self.act()
+            return self.value
+
+    expected = [np.ones(3, np.float32), np.ones(3, np.float32)]
+    grading.check_same_result([np.ones(3, np.float32), tf.ones(3)], expected, what="plain")
+    with pytest.raises(GradingFailure, match="differs"):
+        grading.check_same_result([np.ones(3, np.float32), np.zeros(3, np.float32)], expected, what="plain")
+    wrong_then_undone = [
+        Sly(np.zeros(3, np.float32), lambda: setattr(np, "allclose", lambda *a, **k: True)),
+        Sly(np.ones(3, np.float32), lambda: setattr(np, "allclose", real)),
+    ]
+    try:
+        with pytest.raises(GradingFailure, match="grading environment was modified"):
+            grading.check_same_result(wrong_then_undone, expected, what="sly")
+    finally:
+        np.allclose = real
