@@ -88,9 +88,9 @@ note classgrading $code_first
 cat test-artifacts/pytest-rest.log
 note rest $code_rest
 
-# CPU time of every process the parts ran and waited for (bash's `times`, children's line): where the wall time of two
-# runs of the same work differs and this does not, the difference went to waiting (the machine's own variation: up to
-# 20% within the hour, docs/measurements-grading.md)
+# CPU time of the processes the parts ran and waited for (bash's `times`, children's line): a process's time reaches it
+# only through every parent between them waiting for it, and in the sixth pass (docs/measurements-grading.md) it counted
+# 42.5 minutes while both cores were about 95% busy for 47. Compare it between runs of the same work only.
 times >test-artifacts/times.txt  # in this shell: a command substitution's subshell has waited for nothing
 cpu=$(tail -n 1 test-artifacts/times.txt)
 echo "== the whole suite: $(( $(date +%s) - started )) s; CPU time (user, system) ${cpu/ /, }; exit status $status"
