@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,9 +39,8 @@ _PLAIN_SCALARS = frozenset({int, float, bool, complex, *np.sctypeDict.values()})
 
 
 def _eager(value: Any) -> bool:
-    from tensorflow.python.framework import ops
-
-    return type(value) is ops.EagerTensor
+    ops = sys.modules.get("tensorflow.python.framework.ops")  # not imported: no value can be one of its tensors
+    return ops is not None and type(value) is ops.EagerTensor
 
 
 @guard.checked
