@@ -87,13 +87,12 @@ class _Given:
 
 @dataclass
 class _Snapshot:
-    # id of owner -> (names of its tracked attributes, their values): what _differences names
-    attributes: dict[int, tuple[tuple[str, ...], tuple[Any, ...]]] = field(default_factory=dict)
-    # every tracked attribute as (its owner's live namespace's get, its name, its value), in three lists that
-    # _differences compares in one pass
+    # every tracked attribute as its owner's live namespace's get, its name, its value and its owner's name, in four
+    # lists that _differences compares in one pass
     lookups: list[Callable[[str], Any]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     values: list[Any] = field(default_factory=list)
+    owner_names: list[str] = field(default_factory=list)
     owners: dict[int, tuple[str, Any]] = field(default_factory=dict)  # id -> (name, module or class)
     modules: dict[str, Any] = field(default_factory=dict)  # sys.modules entries
     # guarded module name -> (the module, how many names it had) when _learn_new_modules last looked for classes
@@ -139,11 +138,11 @@ def _record(snapshot: _Snapshot, owner_name: str, owner: Any) -> None:
         for attr, value in list(vars(owner).items())
         if _tracked(value) and (owner_name, attr) not in UNGUARDED_ATTRIBUTES
     ]
-    snapshot.attributes[id(owner)] = (tuple(a for a, _ in tracked), tuple(v for _, v in tracked))
     # a module's namespace is its __dict__, a class's a live view of its own: neither can be replaced
     snapshot.lookups += [vars(owner).get] * len(tracked)
     snapshot.names += [a for a, _ in tracked]
     snapshot.values += [v for _, v in tracked]
+    snapshot.owner_names += [owner_name] * len(tracked)
 
 
 def _remember_scanned(snapshot: _Snapshot) -> None:
@@ -321,14 +320,13 @@ def _global_names(code: Any) -> set[str]:
 def _differences(snapshot: _Snapshot) -> list[str]:
     found = list(snapshot.suspicious)
     # Every tracked attribute compared by identity in one pass of C-level maps (a missing one reads None: tracked
-    # values are callables); then owner by owner, only to name what differs. With TensorFlow, Keras and the course
+    # values are callables); then one by one, only to name what differs. With TensorFlow, Keras and the course
     # loaded (about 73,000 attributes), a verify took 34-47 ms on a 2-core AMD EPYC, against 114-121 ms compared
     # one by one in Python and every module's names scanned each time (docs/measurements-grading.md, sixth pass).
     now = map(operator.call, snapshot.lookups, snapshot.names)
     if not all(map(operator.is_, now, snapshot.values)):
-        for owner_id, (attrs, values) in snapshot.attributes.items():
-            owner_name, owner = snapshot.owners[owner_id]
-            found += [f"{owner_name}.{a}" for a, v in zip(attrs, values) if vars(owner).get(a, None) is not v]
+        everything = zip(snapshot.lookups, snapshot.names, snapshot.values, snapshot.owner_names)
+        found += [f"{owner}.{name}" for get, name, value, owner in everything if get(name) is not value]
     for name, module in snapshot.modules.items():
         if sys.modules.get(name) is not module:
             found.append(f"sys.modules[{name!r}]")
