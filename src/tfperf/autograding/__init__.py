@@ -9,6 +9,8 @@
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
   the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
+- ``scheduler``: what the kernel's scheduler says of a worker, from ``/proc``: the CPU seconds of its process
+  tree, and how long its serving thread waited for a CPU that other processes held.
 - ``printed``: what a worker really printed, read by the grading process from the worker's own output
   stream between two markers; the prints checks of the test cells.
 - ``moved``: the bytes checks of the test cells, decided by the grading process from what the answer's

@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tfperf.autograding import scheduler
 from tfperf.runtime.preloaded import fork_on_request, runtime_started
 
 #: Imported by the server before it forks: what the workers of the course's exercises import.
@@ -258,7 +259,7 @@ class ForkedWorker:
         ends = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read, write) each
         theirs = [ends[0][0], ends[1][1], ends[2][1]]
         try:
-            server.ask({"workdir": workdir, "env": env}, theirs)
+            forked = server.ask({"workdir": workdir, "env": env}, theirs)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -266,6 +267,9 @@ class ForkedWorker:
         self.stdout = os.fdopen(ends[1][0], "rb")
         self.stderr = os.fdopen(ends[2][0], "rb")
         self.pid = server.process.pid
+        # the worker as seen from here, found before it runs anything but the worker's own code: the process
+        # whose main thread serves the requests (tfperf.autograding.scheduler)
+        self.serving = scheduler.host_pid(self.pid, forked) if isinstance(forked, int) else None
         self.returncode: int | None = None
 
     def kill(self) -> None:
@@ -349,7 +353,8 @@ class ForkServer:
 
         return self.alive() and not self.busy and without(env) == without(self.env) and (self.course or not course)
 
-    def ask(self, request: dict, fds: list[int]) -> None:
+    def ask(self, request: dict, fds: list[int]) -> object:
+        """Have the server fork a worker for ``request`` with the descriptors ``fds``: its pid in the sandbox."""
         try:
             socket.send_fds(self.control, [json.dumps(request).encode()], fds)
             answer = self._answer(ANSWER_SECONDS)
@@ -360,6 +365,7 @@ class ForkServer:
             self.close()
             raise OSError("the fork server did not fork a worker")
         self.busy = True
+        return answer["forked"]
 
     def stop_child(self) -> None:
         """Have the server kill the child and everything in the sandbox but itself; where it does not answer

@@ -232,6 +232,7 @@ def _worker_process(env_for, *, sandboxed: bool, forked: bool, course: bool = Tr
             env=env_for(workdir),
             preexec_fn=sandbox.Limits().apply if sandboxed else None,
         )
+        process.serving = None if sandboxed else process.pid  # the process that serves requests, where known
         try:
             yield process, workdir
         finally:
@@ -402,6 +403,7 @@ class _Replies:
         self.messages: queue.Queue = queue.Queue()
         self.output = printed.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
+        self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
 
@@ -625,6 +627,7 @@ def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
         "baseline_s": verdict.seconds.get("baseline"),
         "timed": "outside",
         "preparing_share": verdict.preparing,
+        "preparing_waited": verdict.waited,
     }
     with record.open("a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")

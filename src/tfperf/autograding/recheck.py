@@ -43,6 +43,7 @@ from typing import BinaryIO
 from tfperf.autograding.cells import is_test, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.samples import seeded, serve_samples
+from tfperf.autograding.scheduler import busy_seconds, reading, waited_for_others
 
 MIN_SAMPLE_SECONDS = 0.05  # as the kernel's check (assert_speedup's min_time)
 MAX_CALLS_PER_SAMPLE = 1000
@@ -228,7 +229,10 @@ class Worker:
         preexec_fn=None,
         env: dict | None = None,
         report_target: bool = False,
+        direct: bool = True,
     ):
+        """``direct``: ``argv`` starts the worker itself, not a sandbox around it: its process serves the requests
+        (``serving``, else None)."""
         self.what = what
         self.process = subprocess.Popen(
             argv,
@@ -238,6 +242,7 @@ class Worker:
             preexec_fn=preexec_fn,
             env=env,
         )
+        self.serving = self.process.pid if direct else None
         send(
             self.process.stdin,
             {
@@ -301,6 +306,7 @@ class Verdict:
     problem: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
     preparing: float | None = None  # the answer's inputs took this share of what was allowed beyond the baseline's
+    waited: float | None = None  # seconds the answer's worker waited for a CPU making a sample's inputs (median)
     planned: int = 0  # pairs the verdict was to rest on; fewer were taken where it was settled sooner
 
     @property
@@ -365,29 +371,6 @@ PREPARE_SHARE = 0.10
 PREPARE_NOISE_SHARE = 0.25
 
 
-def busy_seconds(pid: int) -> float:
-    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
-    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    used: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        child = int(stat.parent.name)
-        parents[child] = int(fields[1])
-        used[child] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    tree, todo = set(), [pid]
-    while todo:
-        here = todo.pop()
-        if here not in tree:
-            tree.add(here)
-            todo += [child for child, parent in parents.items() if parent == here]
-    return sum(used.get(member, 0) for member in tree) / ticks
-
-
 def _sample_size(worker, seeds: Iterator[int], alone: float) -> int:
     """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone
     (``alone``, seconds, measured by the caller), or of a call among up to four made on inputs made together, as a
@@ -423,7 +406,8 @@ def recheck_one(
     its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
     inputs (and so are two untimed calls first: they warm both sides up, and the second tells a call's time).
     Each side's inputs are made just before its sample
-    and that is timed too: the answer's worker may not take much longer to make them than the unfixed
+    and that is timed too (less what the worker waited for a CPU that other processes held, where its serving
+    thread is known: :mod:`tfperf.autograding.scheduler`): the answer's worker may not take much longer to make them than the unfixed
     code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
     check). The pairs stop once the ones to come could not change that verdict
@@ -463,6 +447,18 @@ def recheck_one(
     calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
     seconds: dict = {baseline: [], answer: []}
     preparing: dict = {baseline: [], answer: []}  # seconds each side took to make a sample's inputs
+    waiting: dict = {baseline: [], answer: []}  # of which it waited for a CPU that other processes held (not counted)
+
+    def preparing_time(worker, seeds: list[int]) -> float:
+        """Seconds ``worker`` took to make the inputs of ``seeds``, less what its serving thread waited for a CPU
+        that other processes held (:mod:`tfperf.autograding.scheduler`), where that thread is known."""
+        serving = getattr(worker, "serving", None)
+        root = getattr(getattr(worker, "process", None), "pid", None)
+        before = reading(root, serving) if serving and root else None
+        _, took = timing.stopwatch(lambda: worker.ask(do="prepare", seeds=seeds), sync=lambda: None)
+        after = reading(root, serving) if before is not None else None
+        waiting[worker].append(waited_for_others(before, after))
+        return took - waiting[worker][-1]
 
     def worked_while_preparing() -> str | None:
         excess = statistics.median(a - b for a, b in zip(preparing[answer], preparing[baseline]))
@@ -472,10 +468,14 @@ def recheck_one(
             + PREPARE_NOISE_SHARE * statistics.median(preparing[baseline])
         )
         verdict.preparing = excess / allowed
+        verdict.waited = statistics.median(waiting[answer])
         if excess > allowed:
+            left_out = (
+                ", waits for a CPU that other processes held left out" if getattr(answer, "serving", None) else ""
+            )
             return (
                 f"your code worked while its inputs were made, before the clock started ({excess:.2f} s more "
-                f"than the unfixed code took for as many inputs, the median of {len(preparing[answer])} "
+                f"than the unfixed code took for as many inputs{left_out}, the median of {len(preparing[answer])} "
                 "samples): a result must be computed when the function is called"
             )
         return None
@@ -487,8 +487,7 @@ def recheck_one(
             batch = {w: [next(seeds) for _ in range(size)] for w in order}
             took = {}
             for worker in order:
-                _, prepared = timing.stopwatch(lambda w=worker: w.ask(do="prepare", seeds=batch[w]), sync=lambda: None)
-                preparing[worker].append(prepared)
+                preparing[worker].append(preparing_time(worker, batch[worker]))
                 before = answer_busy()
                 _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run", count=calls[w]), sync=lambda: None)
                 if (
@@ -596,6 +595,7 @@ def recheck(
                     check.candidate,
                     "the answer's process",
                     preexec_fn=sandbox.Limits().apply if sandboxed else None,
+                    direct=not sandboxed,
                 )
                 verdicts.append(recheck_one(check, baseline, answer, pairs=pairs))
             except NotRunnable as problem:

@@ -3,7 +3,11 @@ process can and cannot make the grading process believe. Small cells, no TensorF
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -283,6 +287,80 @@ def test_work_done_while_the_inputs_are_made_fails_the_check():
     )
     outcome = grade_speed(precomputes, timed_here=True)
     assert not outcome.passed and "worked while its inputs were made" in outcome.error["evalue"], outcome.error
+
+
+#: The unfixed code takes 20 ms a call; each input takes 3 ms of CPU to make, however long the wait for a core.
+SPENDS_CPU_ON_INPUTS = (
+    "import time\nimport numpy as np\nfrom tfperf import grading\n"
+    "def slow_square(x):\n    time.sleep(0.02)\n    return x * x\n"
+    "def inputs():\n    end = time.thread_time() + 0.003\n    while time.thread_time() < end:\n        pass\n"
+    "    return (np.random.default_rng().standard_normal(8),)\n"
+    "grading.given(slow_square, inputs)"
+)
+
+
+def graded_on_a_shared_core(answer: str, record: Path, monkeypatch) -> outside.Outcome:
+    """``answer`` graded against SPENDS_CPU_ON_INPUTS as nbgrader grades (a sandboxed worker forked from the fork
+    server); once that worker's own checks are over, its serving thread on a core that a busy process holds half
+    of the time, the unfixed code's worker (and the clock) on another core. The speed check's row goes to
+    ``record``."""
+    from tfperf.autograding import recheck
+
+    cores = os.sched_getaffinity(0)
+    shared, alone = sorted(cores)[:2]
+    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    exercise = outside.Exercise("answer", ("test",), (SPENDS_CPU_ON_INPUTS, "PLACEHOLDER"), 1, (SPEED_TEST,))
+    answers, started = [], []
+
+    class Replies(outside._Replies):
+        def __init__(self, *args):
+            super().__init__(*args)
+            answers.append(self)
+
+    def baseline_for(check):  # called as the speed check starts
+        assert answers[0].serving is not None, "the forked worker's serving process was not found"
+        os.sched_setaffinity(answers[0].serving, {shared})  # its main thread: the one that makes the inputs
+        started.append(
+            subprocess.Popen(
+                [sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {shared})
+            )
+        )
+        os.sched_setaffinity(0, {alone})
+        started.append(
+            recheck.Worker(
+                recheck._worker_argv(), [SPENDS_CPU_ON_INPUTS], check, check.baseline, "b", report_target=True
+            )
+        )
+        return started[-1]
+
+    monkeypatch.setattr(outside, "_Replies", Replies)
+    try:
+        return outside.grade_exercise(
+            exercise, answer, timeout=60, sandboxed=True, speed_checks=[check], baseline_for=baseline_for, record=record
+        )["test"]
+    finally:
+        os.sched_setaffinity(0, cores)
+        for process in started:
+            if isinstance(process, subprocess.Popen):
+                process.kill()
+                process.wait()
+            else:
+                process.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
+def test_inputs_made_slower_by_another_process_on_the_workers_core_do_not_fail_the_check(tmp_path, monkeypatch):
+    """On a loaded machine the answer's worker can wait for its core while it makes a sample's inputs, and the
+    unfixed code's not: that wait (read from the scheduler) is not counted as the answer's work. Here a busy
+    process holds the answer's core half of the time: the inputs' 78 ms of CPU a sample took about twice as long,
+    more than the check allows (as a loaded run of the suite once failed chapter 1's reference so)."""
+    honest = "import time\ndef square(x):\n    time.sleep(0.002)\n    return x * x"
+    outcome = graded_on_a_shared_core(honest, tmp_path / "record.jsonl", monkeypatch)
+    assert outcome.passed, outcome.error
+    (row,) = [json.loads(line) for line in (tmp_path / "record.jsonl").read_text().splitlines()]
+    assert row["preparing_share"] < 1 and row["preparing_waited"] > 0.04, row  # the wait, left out, was real
 
 
 # ---------------------------------------------------------------- what an answer prints, read from outside

@@ -1,0 +1,119 @@
+"""What the kernel's scheduler says about a worker, read from ``/proc``: the CPU seconds its process tree used
+(:func:`busy_seconds`), and how long the thread that serves its requests waited for a CPU that other
+processes held (:func:`reading`, :func:`waited_for_others`).
+
+A speed check times how long each worker takes to make a sample's inputs, and the answer's may not take much
+longer than the unfixed code's (:mod:`tfperf.autograding.recheck`). On a loaded machine a worker's serving thread
+also waits in the run queue while other processes hold the cores: measured here under load (2 cores, two loops of
+TensorFlow imports beside), chapter 1's inputs took up to 0.07 s longer than their CPU time, all of it such
+waiting. That wait is the machine's, not the worker's, and is not counted, but for the part that the worker's own
+other threads and processes could have caused (their CPU time meanwhile): an answer that keeps its serving thread
+waiting behind work of its own still has that work counted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _stat_fields(path: str) -> list[str]:
+    """The fields of a ``stat`` file after the command's name (which may hold spaces and parentheses)."""
+    return Path(path).read_text().rsplit(")", 1)[1].split()
+
+
+def busy_seconds(pid: int) -> float:
+    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
+    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = _stat_fields(str(stat))
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        used[child] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    tree, todo = set(), [pid]
+    while todo:
+        here = todo.pop()
+        if here not in tree:
+            tree.add(here)
+            todo += [child for child, parent in parents.items() if parent == here]
+    return sum(used.get(member, 0) for member in tree) / ticks
+
+
+def tree(pid: int) -> list[int]:
+    """Process ``pid`` and every process below it, found through each thread's ``children`` (no scan of all
+    of ``/proc``); a process that starts or ends meanwhile may be missed."""
+    found, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        found.append(here)
+        try:
+            threads = os.listdir(f"/proc/{here}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                todo += [int(c) for c in Path(f"/proc/{here}/task/{thread}/children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def host_pid(root: int, namespaced: int) -> int | None:
+    """The pid, as this process sees it, of the process below ``root`` whose pid in its own (innermost) pid
+    namespace is ``namespaced`` (``NSpid`` in ``/proc/PID/status``): how a sandbox's process is found from
+    outside it. None where there is none."""
+    for member in tree(root):
+        try:
+            lines = Path(f"/proc/{member}/status").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith("NSpid:"):
+                pids = line.split()[1:]
+                if len(pids) > 1 and int(pids[-1]) == namespaced:
+                    return member
+    return None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One moment of a worker: seconds its serving thread has waited for a CPU so far, and CPU seconds its
+    process tree but that thread has used so far."""
+
+    waited: float
+    others: float
+
+
+def reading(root: int, serving: int) -> Reading | None:
+    """A :class:`Reading` of the process tree below ``root`` whose requests the main thread of process
+    ``serving`` answers; None where ``/proc`` cannot tell (no scheduler statistics, the thread gone)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    thread = f"/proc/{serving}/task/{serving}"
+    try:
+        waited_ns = int(Path(f"{thread}/schedstat").read_text().split()[1])
+        own = sum(int(f) for f in _stat_fields(f"{thread}/stat")[11:13])  # the thread's utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
+    used = 0
+    for member in tree(root):
+        try:
+            used += sum(int(f) for f in _stat_fields(f"/proc/{member}/stat")[11:15])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return Reading(waited_ns / 1e9, (used - own) / ticks)
+
+
+def waited_for_others(before: Reading | None, after: Reading | None) -> float:
+    """Seconds the serving thread waited for a CPU between two readings, less the CPU seconds that the rest of
+    its process tree used meanwhile (waiting behind the worker's own work is not waiting for others): 0.0 where
+    a reading is missing."""
+    if before is None or after is None:
+        return 0.0
+    return max(0.0, (after.waited - before.waited) - max(0.0, after.others - before.others))
