@@ -279,6 +279,36 @@ class _WrongLater(_Timed):
         return [result[0] + 1.0] if do == "result" and self.runs > self.right else result
 
 
+class _SlowInputs(_Timed):
+    """An answer whose worker takes ``extra`` seconds more to make a sample's inputs, on its first ``stalled``
+    prepare requests (a stall of the machine) or on all of them (work hidden there)."""
+
+    def __init__(self, seconds: float, extra: float, stalled: int):
+        super().__init__(seconds)
+        self.extra, self.stalled, self.prepares = extra, stalled, 0
+
+    def ask(self, *, do, seeds=None, count=None, index=None):
+        if do == "prepare":
+            self.prepares += 1
+            time.sleep(self.extra if self.prepares <= self.stalled else 0.0)
+        return super().ask(do=do, seeds=seeds, count=count, index=index)
+
+
+def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sample_fail():
+    """The answer's first 7 prepare requests (2 untimed, 1 for the sample size, the first 4 timed pairs) each take
+    0.1 s more: the median of those 4 pairs is over the allowance, so 8 pairs more are timed, and the median of all 12
+    decides. Every prepare 0.1 s slower fails after the second look too."""
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    stalled = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
+    assert stalled.passed and stalled.second_look == 8 and len(stalled.ratios) == 12, stalled
+    assert "8 of them taken again" in stalled.line()
+    hidden = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
+    assert not hidden.passed and "worked while its inputs were made" in hidden.problem, hidden
+    assert hidden.second_look == 8 and len(hidden.ratios) == 12
+    honest = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=0), pairs=7, target=2.0)
+    assert honest.passed and honest.second_look == 0 and len(honest.ratios) == 4
+
+
 def test_pairs_settled_early_still_compare_as_many_results():
     """4 ms against 1 ms settles after 4 of 7 pairs; the answer's 3 samples left are still run and a call of each
     compared. Right for its first 7 runs (2 untimed, 1 for the sample size, 4 timed samples), it is caught on the 8th."""
