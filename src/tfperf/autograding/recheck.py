@@ -538,8 +538,8 @@ def recheck_one(
         verdict.problem = timed_pairs(2 * pairs, timing.settled_at(target, 3 * pairs, closer_look=False))
     if verdict.problem is None and verdict.ratios and verdict.median >= target:  # settled above: still compared
         verdict.problem = compared_only(verdict.planned - len(verdict.ratios))
-    if verdict.problem is None and verdict.ratios and worked_while_preparing() is not None:
-        # A second look: twice as many timed pairs more, each like the others, then the medians of all decide. A stall
+    if verdict.problem is None and verdict.ratios and verdict.median >= target and worked_while_preparing():
+        # Fast enough, but the inputs took too long to make: a second look, twice as many timed pairs more, each like the others, then the medians of all decide. A stall
         # that held the answer's worker for a few samples (load can) is outvoted; work hidden in every sample's inputs
         # is not, and an answer that stops hiding it once looked at again is timed at its own speed in most pairs.
         verdict.second_look = 2 * len(verdict.ratios)
