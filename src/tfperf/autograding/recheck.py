@@ -411,8 +411,9 @@ def recheck_one(
     inputs (and so are two untimed calls first: they warm both sides up, and the second tells a call's time).
     Each side's inputs are made just before its sample
     and that is timed too (less what the worker waited for a CPU that other processes held, where its serving
-    thread is known: :mod:`tfperf.autograding.scheduler`): the answer's worker may not take much longer to make them than the unfixed
-    code's (``PREPARE_*``), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
+    thread is known: :mod:`tfperf.autograding.scheduler`): the answer's worker may not take much longer to make
+    them than the unfixed code's (``PREPARE_*``; a median over that first gets a second look, twice as many pairs
+    more), nor compute while the unfixed code is timed (``IDLE_*``). A median between the square root of the target and
     the target gets twice as many pairs more, and the median of all decides (as in the kernel's
     check). The pairs stop once the ones to come could not change that verdict
     (:func:`tfperf.measure.timing.settled_at`); settled above the target, the answer's samples of the pairs left are
@@ -539,9 +540,10 @@ def recheck_one(
     if verdict.problem is None and verdict.ratios and verdict.median >= target:  # settled above: still compared
         verdict.problem = compared_only(verdict.planned - len(verdict.ratios))
     if verdict.problem is None and verdict.ratios and verdict.median >= target and worked_while_preparing():
-        # Fast enough, but the inputs took too long to make: a second look, twice as many timed pairs more, each like the others, then the medians of all decide. A stall
-        # that held the answer's worker for a few samples (load can) is outvoted; work hidden in every sample's inputs
-        # is not, and an answer that stops hiding it once looked at again is timed at its own speed in most pairs.
+        # Fast enough, but the inputs took too long to make: a second look, twice as many timed pairs more, each
+        # like the others, then the medians of all decide. A stall that held the answer's worker for a few samples
+        # (load can) is outvoted; work hidden in every sample's inputs is not, and an answer that stops hiding it
+        # once looked at again is timed at its own speed in most pairs.
         verdict.second_look = 2 * len(verdict.ratios)
         verdict.problem = timed_pairs(verdict.second_look, lambda ratios: False)
         verdict.planned = len(verdict.ratios)

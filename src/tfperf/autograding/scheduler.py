@@ -4,11 +4,11 @@ processes held (:func:`reading`, :func:`waited_for_others`).
 
 A speed check times how long each worker takes to make a sample's inputs, and the answer's may not take much
 longer than the unfixed code's (:mod:`tfperf.autograding.recheck`). On a loaded machine a worker's serving thread
-also waits in the run queue while other processes hold the cores: measured here under load (2 cores, two loops of
-TensorFlow imports beside), chapter 1's inputs took up to 0.07 s longer than their CPU time, all of it such
-waiting. That wait is the machine's, not the worker's, and is not counted, but for the part that the worker's own
-other threads and processes could have caused (their CPU time meanwhile): an answer that keeps its serving thread
-waiting behind work of its own still has that work counted.
+also waits in the run queue while other processes hold the cores: under load, chapter 1's inputs took up to 0.076 s
+longer than their CPU time, all but at most 0.007 s of it such waiting (``docs/measurements-grading.md``, "The
+inputs' time under load"). That wait is the machine's, not the worker's, and is not counted, but for the part
+that the worker's own other threads and processes could have caused (their CPU time meanwhile): an answer that keeps
+its serving thread waiting behind work of its own still has that work counted.
 """
 
 from __future__ import annotations
