@@ -93,7 +93,9 @@ class Reading:
 
 def reading(root: int, serving: int) -> Reading | None:
     """A :class:`Reading` of the process tree below ``root`` whose requests the main thread of process
-    ``serving`` answers; None where ``/proc`` cannot tell (no scheduler statistics, the thread gone)."""
+    ``serving`` answers; None where ``/proc`` cannot tell (no scheduler statistics, the thread gone). A thread's
+    ``schedstat``: time on the CPU, time waiting on a run queue (both in ns), timeslices (the kernel's
+    ``Documentation/scheduler/sched-stats.rst``)."""
     ticks = os.sysconf("SC_CLK_TCK")
     thread = f"/proc/{serving}/task/{serving}"
     try:
