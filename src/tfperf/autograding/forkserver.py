@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from tfperf.autograding import scheduler
-from tfperf.runtime.preloaded import fork_on_request, runtime_started
+from tfperf.runtime.preloaded import fork_on_request, runtime_started, take_over
 
 #: Imported by the server before it forks: what the workers of the course's exercises import.
 PRELOADED = (
@@ -148,20 +148,10 @@ def _become_worker(control: socket.socket, fds: list[int], request: dict) -> Non
     code = 1
     try:
         control.close()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            if fd > 2:
-                os.close(fd)
         workdir = str(request["workdir"])
-        os.chdir(workdir)
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
+        take_over(fds, workdir, request["env"])  # NumPy reseeded there; Python's ``random`` reseeds itself at a fork
         sys.path.insert(0, workdir)  # as for ``python -m`` started there
         sys.argv = [sys.modules["tfperf.autograding.worker"].__file__]
-        import numpy as np
-
-        np.random.seed()  # NumPy's global generator from fresh entropy, not the server's (Python's reseeds itself)
         from tfperf.autograding.worker import _worker_main
 
         _worker_main()

@@ -56,6 +56,23 @@ def runtime_started() -> str | None:
     return None
 
 
+def take_over(fds: list[int], cwd: str, env: dict) -> None:
+    """In a forked child: the descriptors ``fds`` as its standard streams (closed under their other numbers),
+    ``cwd`` as its folder, ``env`` as its whole environment, and NumPy's global generator drawn from fresh entropy,
+    not the parent's. (The grading's fork server's children start so too.)"""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in dict(env).items()})
+    import numpy as np
+
+    np.random.seed()
+
+
 def _become(control: socket.socket, wakeup: tuple[int, int], fds: list[int], request: dict) -> None:
     """In the child: take the streams, folder and environment asked for, run the target; never returns."""
     code = 1
@@ -66,23 +83,13 @@ def _become(control: socket.socket, wakeup: tuple[int, int], fds: list[int], req
         control.close()
         for fd in wakeup:
             os.close(fd)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            if fd > 2:
-                os.close(fd)
+        take_over(fds, request["cwd"], request["env"])
         if request.get("new_session"):
             os.setsid()
         if request.get("die_with_parent"):
             _die_with_parent()
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in request["env"].items()})
         sys.stdout.reconfigure(line_buffering=True, write_through=True)
         sys.stderr.reconfigure(line_buffering=True, write_through=True)
-        import numpy as np
-
-        np.random.seed()  # NumPy's global generator from fresh entropy, not the launcher's
         if "script" in request:
             import runpy
 
