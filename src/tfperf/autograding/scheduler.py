@@ -23,29 +23,6 @@ def _stat_fields(path: str) -> list[str]:
     return Path(path).read_text().rsplit(")", 1)[1].split()
 
 
-def busy_seconds(pid: int) -> float:
-    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
-    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    used: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = _stat_fields(str(stat))
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        child = int(stat.parent.name)
-        parents[child] = int(fields[1])
-        used[child] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    tree, todo = set(), [pid]
-    while todo:
-        here = todo.pop()
-        if here not in tree:
-            tree.add(here)
-            todo += [child for child, parent in parents.items() if parent == here]
-    return sum(used.get(member, 0) for member in tree) / ticks
-
-
 def tree(pid: int) -> list[int]:
     """Process ``pid`` and every process below it, found through each thread's ``children`` (no scan of all
     of ``/proc``); a process that starts or ends meanwhile may be missed."""
@@ -63,6 +40,18 @@ def tree(pid: int) -> list[int]:
             except (OSError, ValueError):
                 continue
     return found
+
+
+def busy_seconds(pid: int) -> float:
+    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
+    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
+    used = 0
+    for member in tree(pid):
+        try:
+            used += sum(int(f) for f in _stat_fields(f"/proc/{member}/stat")[11:15])  # utime, stime, cutime, cstime
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return used / os.sysconf("SC_CLK_TCK")
 
 
 def host_pid(root: int, namespaced: int) -> int | None:
@@ -96,20 +85,13 @@ def reading(root: int, serving: int) -> Reading | None:
     ``serving`` answers; None where ``/proc`` cannot tell (no scheduler statistics, the thread gone). A thread's
     ``schedstat``: time on the CPU, time waiting on a run queue (both in ns), timeslices (the kernel's
     ``Documentation/scheduler/sched-stats.rst``)."""
-    ticks = os.sysconf("SC_CLK_TCK")
     thread = f"/proc/{serving}/task/{serving}"
     try:
         waited_ns = int(Path(f"{thread}/schedstat").read_text().split()[1])
         own = sum(int(f) for f in _stat_fields(f"{thread}/stat")[11:13])  # the thread's utime, stime
     except (OSError, IndexError, ValueError):
         return None
-    used = 0
-    for member in tree(root):
-        try:
-            used += sum(int(f) for f in _stat_fields(f"/proc/{member}/stat")[11:15])
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-    return Reading(waited_ns / 1e9, (used - own) / ticks)
+    return Reading(waited_ns / 1e9, busy_seconds(root) - own / os.sysconf("SC_CLK_TCK"))
 
 
 def waited_for_others(before: Reading | None, after: Reading | None) -> float:
