@@ -28,6 +28,10 @@ fi
 
 # The course package, editable, pointing at this checkout.
 "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$here"
+# Its modules compiled once (pip compiles the installed packages', not an editable checkout's): where
+# PYTHONDONTWRITEBYTECODE is set, as on this project's test machines, no process writes them, so every process that
+# imports the course (kernels, nbgrader's commands, the grading's workers) compiled them again.
+"$venv/bin/python" -m compileall -q "$here/src" >/dev/null
 
 # JupyterLab defaults for the course: no news or update pop-ups over the notebooks.
 mkdir -p "$venv/share/jupyter/lab/settings"
