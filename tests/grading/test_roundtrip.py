@@ -210,44 +210,43 @@ def fingerprint(root: Path) -> dict[str, str]:
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds of an assignment's main autograde run (the reference, demonstrations run; the untouched version too where it
 #: is not graded apart, ``untouched_apart``), and of one packed student graded without a kernel, to balance the lanes:
-#: from the round trip of 2026-11-27 (sixteenth session: jsonschema 4.23, unfixed code's workers shared) on the idle
-#: 2-core test machine, one core a lane, workers forked from the fork server (each run's seconds, nbgrader's start
-#: included; the packed run's over its students); chapter 7's from its own round trip on one core, its servers forked
-#: from the launcher (tfperf.runtime.preloaded).
+#: from the round trip of 2026-11-28 (twentieth session: Debian's Python 3.11.2, chapter 3's expected probabilities in
+#: one call) in a clean clone, one core a lane (each run's seconds, nbgrader's start included; the packed run's over
+#: its students). Only their ratios matter.
 MAIN_RUN_COST = {
-    "01_tensors": 31.8,
-    "02_eager_vs_graph": 47.3,
-    "03_keras_fit": 93.1,
-    "04_tf_data": 64.0,
-    "05_gpu_sync": 36.6,
-    "06_device_ceilings": 61.5,
-    "07_beyond_one_device": 45.4,
-    "08_capstone": 65.2,
+    "01_tensors": 49.5,
+    "02_eager_vs_graph": 81.1,
+    "03_keras_fit": 157.6,
+    "04_tf_data": 105.9,
+    "05_gpu_sync": 63.7,
+    "06_device_ceilings": 96.2,
+    "07_beyond_one_device": 85.0,
+    "08_capstone": 121.7,
 }
 PACKED_COST = {  # graded without a kernel: the packed run's seconds over its students
-    "01_tensors": 3.7,
-    "02_eager_vs_graph": 3.4,
-    "03_keras_fit": 22.1,
-    "04_tf_data": 7.2,
-    "05_gpu_sync": 4.9,
-    "06_device_ceilings": 7.4,
-    "07_beyond_one_device": 5.0,
-    "08_capstone": 9.6,
+    "01_tensors": 6.0,
+    "02_eager_vs_graph": 4.2,
+    "03_keras_fit": 31.5,
+    "04_tf_data": 9.7,
+    "05_gpu_sync": 8.3,
+    "06_device_ceilings": 13.5,
+    "07_beyond_one_device": 10.0,
+    "08_capstone": 20.3,
 }
 #: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
-IN_KERNEL_COST = 10.7  # chapter 1: 4 students in 53.1 s; chapter 5: 3 in 21.9 s
+IN_KERNEL_COST = 16.9  # chapter 1: 4 students in 77.4 s; chapter 5: 3 in 40.9 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
 #: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
 AS_ON_GPU_COST = {
-    "03_keras_fit": 133.9,
-    "04_tf_data": 68.7,
-    "06_device_ceilings": 47.2,
-    "07_beyond_one_device": 55.7,
-    "08_capstone": 59.8,
+    "03_keras_fit": 294.6,
+    "04_tf_data": 102.4,
+    "06_device_ceilings": 83.7,
+    "07_beyond_one_device": 88.9,
+    "08_capstone": 115.7,
 }
-HANG_COST = 33.0
+HANG_COST = 38.0  # 34.0 s and 42.1 s
 #: Seconds of the run that grades the untouched version on its own, its demonstrations for their imports only.
-UNTOUCHED_COST = 8.5
+UNTOUCHED_COST = 15.5
 
 
 def untouched_apart(assignment: str) -> bool:
