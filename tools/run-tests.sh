@@ -58,7 +58,7 @@ neural=$(for f in avx512_vnni avx512_bf16 avx_vnni amx_tile; do [[ $cpu_flags ==
 onednn=$([ -n "$neural" ] && echo "on (${neural% })" || echo off)
 [ -n "${TF_ENABLE_ONEDNN_OPTS:-}" ] && onednn="$onednn, but TF_ENABLE_ONEDNN_OPTS=$TF_ENABLE_ONEDNN_OPTS decides"
 echo "== the machine: $(nproc) CPUs, ${cpu_model:-unknown model}; AVX-512: $([[ $cpu_flags == *" avx512f "* ]] && echo yes || echo no); oneDNN by default, from the CPU's flags: $onednn"
-# The venv's Python: on the same machine, pieces of the suite took 13 to 21% longer on a pyenv build than on Debian's (.ci/run).
+# The venv's Python: which build it is changes the suite's time (.ci/run says by how much).
 echo "== the Python: $("$python" -c 'import sys; print(sys.version.split()[0], "from", sys.base_prefix)')"
 started=$(date +%s)
 echo "== 1/2: the round trip (tests/grading), alone"

@@ -1,6 +1,5 @@
 """What the lock leaves out on purpose: each pin here is there for a measured reason."""
 
-import re
 import subprocess
 import sys
 
@@ -28,25 +27,22 @@ def test_jsonschema_stays_below_the_version_that_parses_a_grammar_at_import():
 def test_every_pin_installs_on_the_oldest_python_the_readme_names():
     """The README says Python 3.11 or newer. soupsieve 3.0.2 and later require 3.11.5 (3.0.0 and 3.0.1 were yanked for
     older 3.11s: their selectors need the possessive quantifiers of ``re`` that 3.11.5 mended), so the lock pins 2.8.3,
-    and the set-up works on Debian 12's own Python 3.11.2, which `.ci/run` chooses (it runs the suite about 15% faster
-    than a Python built without profile-guided optimization: docs/contributing.md). Read from the installed
-    distributions' ``Requires-Python``."""
+    and the set-up works on Debian 12's own Python 3.11.2, which `.ci/run` chooses (docs/contributing.md says why).
+    Read from the installed distributions' ``Requires-Python``."""
     from importlib import metadata
 
     from packaging.specifiers import SpecifierSet
-
-    def key(name):
-        return re.sub(r"[-_.]+", "-", name).lower()
+    from packaging.utils import canonicalize_name
 
     pinned = {
-        key(name)
+        canonicalize_name(name)
         for file in ("lock.txt", "tensorflow-cpu.txt", "dev.txt")
         for name in pins(REPO / "requirements" / file)
     }
     refused = {
         f"{dist.metadata['Name']} {dist.version}: Requires-Python {dist.metadata['Requires-Python']}"
         for dist in metadata.distributions()
-        if key(dist.metadata["Name"]) in pinned
+        if canonicalize_name(dist.metadata["Name"]) in pinned
         and dist.metadata["Requires-Python"]
         and not SpecifierSet(dist.metadata["Requires-Python"]).contains("3.11.0")
     }

@@ -145,6 +145,15 @@ def test_prediction_ways_agree_and_count_runs():
         keras_fit.prediction_way("nope", None)
 
 
+def test_predict_with_batch_size_1_is_the_per_sample_loop_bit_for_bit():
+    """Chapter 3's predict_fast check takes its expected probabilities from one predict(x, batch_size=1): the same
+    compiled function on the same one-row batches as predict_unfixed's loop, so the very same numbers."""
+    model, _ = keras_fit.build_predictor(seed=5)
+    x = np.random.default_rng(0).standard_normal((5, keras_fit.FEATURES), dtype=np.float32)
+    per_sample = keras_fit.prediction_way("predict() per sample", model)(x)
+    assert np.array_equal(keras_fit.prediction_way("predict(batch_size=1)", model)(x), per_sample)
+
+
 def test_callback_costs_and_execution_modes_records():
     costs = keras_fit.callback_costs(batch=16, steps=4, rounds=1)
     assert [r["callbacks"] for r in costs] == ["none but the clock", "clock + LossRecorder"]
