@@ -182,7 +182,8 @@ SUBMISSIONS += [
         {"predict_fast_tests": 0, "predict_fast_speed_tests": 0},
     ),
     # Patching what the check reads: Keras's predict(), which computes the expected probabilities, made to agree
-    # with a wrong answer; caught by assert_keras_pristine, and the unfixed code's process is not patched.
+    # with a wrong answer. The static screen flags the assignment (an imported module's attribute), so the exercise
+    # scores 0 before it runs (no worker is started for it in the round trip's log).
     Submission(
         "expected_values_patched_to_agree",
         {"predict_fast": _EXPECTED_PATCHED},
