@@ -360,7 +360,9 @@ def test_inputs_made_slower_by_another_process_on_the_workers_core_do_not_fail_t
     outcome = graded_on_a_shared_core(honest, tmp_path / "record.jsonl", monkeypatch)
     assert outcome.passed, outcome.error
     (row,) = [json.loads(line) for line in (tmp_path / "record.jsonl").read_text().splitlines()]
-    assert row["preparing_share"] < 1 and row["preparing_waited"] > 0.04, row  # the wait, left out, was real
+    # The wait, left out, was real. Measured here: 0.06 to 0.08 s (8 runs, idle machine), 0.037 s once in CI while the
+    # suite's other half ran beside it; 0.00003 to 0.00013 s when the busy process sleeps instead (3 runs).
+    assert row["preparing_share"] < 1 and row["preparing_waited"] > 0.01, row
 
 
 # ---------------------------------------------------------------- what an answer prints, read from outside
