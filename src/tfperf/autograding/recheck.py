@@ -406,9 +406,10 @@ def recheck_one(
 ) -> Verdict:
     """Time ``answer`` against ``baseline`` (workers: ``ask(do=...)``) as interleaved pairs on new inputs.
 
-    The clock is read here, around each sample's ``run``. After every sample of the answer, one of
-    its calls, drawn here after the sample ran, is compared with the unfixed code's result on the same
-    inputs (and so are two untimed calls first: they warm both sides up, and the second tells a call's time).
+    The clock is read here, around each sample's ``run``. After every pair, one of the answer's calls, drawn
+    here and never told to its worker, is compared with the unfixed code's result on the same inputs (the unfixed
+    code's timed sample starts with them), and so are two untimed calls first: they warm both sides up, and the
+    second tells a call's time.
     Each side's inputs are made just before its sample
     and that is timed too (less what the worker waited for a CPU that other processes held, where its serving
     thread is known: :mod:`tfperf.autograding.scheduler`): the answer's worker may not take much longer to make
@@ -489,7 +490,12 @@ def recheck_one(
         for index in range(count):
             order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
             size = max(calls.values())
-            batch = {w: [next(seeds) for _ in range(size)] for w in order}
+            # The answer's call compared after the pair, drawn here: its worker is never told which. The unfixed
+            # code's sample starts with that call's inputs, so its timed run gives the result to compare with (a
+            # run of the unfixed code less per pair: as long as a timed sample where it is slow).
+            kept = draw.randrange(calls[answer])
+            batch = {answer: [next(seeds) for _ in range(size)]}
+            batch[baseline] = [batch[answer][kept], *(next(seeds) for _ in range(size - 1))]
             took = {}
             for worker in order:
                 preparing[worker].append(preparing_time(worker, batch[worker]))
@@ -503,8 +509,8 @@ def recheck_one(
                         f"your code kept computing while the unfixed code was timed ({busy:.2f} s of CPU in "
                         f"{took[worker]:.2f} s): answers must not leave work running in the background"
                     )
-            kept = draw.randrange(calls[answer])
-            if problem := same_result(batch[answer][kept], kept):
+            expected = baseline.ask(do="result", index=0)
+            if problem := _compare(answer.ask(do="result", index=kept), expected, check):
                 return problem
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])
