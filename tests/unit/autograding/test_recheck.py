@@ -319,6 +319,24 @@ def test_pairs_settled_early_still_compare_as_many_results():
     assert not wrong_later.passed and "differs" in wrong_later.problem and len(wrong_later.ratios) == 4
 
 
+def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to_compare():
+    """The answer's call compared after a pair is drawn before it, and the unfixed code's sample starts with that
+    call's inputs (the results here are the inputs' seeds, so the comparison agrees only on the same inputs): settled
+    after 4 pairs, the unfixed code ran 2 untimed calls, 1 to size its samples, 4 timed samples and 3 runs for the
+    answer's samples left untimed, 10 in all (14 when each pair ran it once more to compare)."""
+
+    class Counted(_Timed):
+        def ask(self, *, do, seeds=None, count=None, index=None):
+            self.runs = getattr(self, "runs", 0) + (do == "run")
+            return super().ask(do=do, seeds=seeds, count=count, index=index)
+
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    baseline = Counted(0.004)
+    verdict = recheck.recheck_one(check, baseline, _Timed(0.001), pairs=7, target=2.0)
+    assert verdict.passed and verdict.problem is None and len(verdict.ratios) == 4, verdict
+    assert baseline.runs == 10
+
+
 def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
     that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so. (With
