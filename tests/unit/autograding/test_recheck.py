@@ -321,9 +321,10 @@ def test_pairs_settled_early_still_compare_as_many_results():
 
 def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to_compare():
     """The answer's call compared after a pair is drawn before it, and the unfixed code's sample starts with that
-    call's inputs (the results here are the inputs' seeds, so the comparison agrees only on the same inputs): settled
-    after 4 pairs, the unfixed code ran 2 untimed calls, 1 to size its samples, 4 timed samples and 3 runs for the
-    answer's samples left untimed, 10 in all (14 when each pair ran it once more to compare)."""
+    call's inputs (the results here are the inputs' seeds, so the comparison agrees only on the same inputs). The
+    unfixed code ran its 2 untimed calls, 1 to size its samples (none where one call fills a sample), then once for
+    each planned pair: a timed sample, or a run for an answer's sample left untimed once the verdict was settled. Idle,
+    settled after 4 of 7 pairs: 10 runs (14 when each timed pair ran it once more to compare)."""
 
     class Counted(_Timed):
         def ask(self, *, do, seeds=None, count=None, index=None):
@@ -333,8 +334,8 @@ def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to
     check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     baseline = Counted(0.004)
     verdict = recheck.recheck_one(check, baseline, _Timed(0.001), pairs=7, target=2.0)
-    assert verdict.passed and verdict.problem is None and len(verdict.ratios) == 4, verdict
-    assert baseline.runs == 10
+    assert verdict.passed and verdict.problem is None, verdict
+    assert baseline.runs in (2 + verdict.planned, 3 + verdict.planned), (baseline.runs, verdict)
 
 
 def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
