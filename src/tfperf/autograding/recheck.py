@@ -490,9 +490,8 @@ def recheck_one(
         for index in range(count):
             order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
             size = max(calls.values())
-            # The answer's call compared after the pair, drawn here: its worker is never told which. The unfixed
-            # code's sample starts with that call's inputs, so its timed run gives the result to compare with (a
-            # run of the unfixed code less per pair: as long as a timed sample where it is slow).
+            # The call compared after the pair (never told to the answer's worker): the unfixed code's sample starts
+            # with its inputs, so its timed run gives the result to compare with, not a run of its own.
             kept = draw.randrange(calls[answer])
             batch = {answer: [next(seeds) for _ in range(size)]}
             batch[baseline] = [batch[answer][kept], *(next(seeds) for _ in range(size - 1))]
