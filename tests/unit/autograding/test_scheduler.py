@@ -3,6 +3,7 @@ processes held is told apart from waiting behind the worker's own work. Real pro
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -44,7 +45,9 @@ def waited_over(process: subprocess.Popen, seconds: float) -> float:
 def stop(*processes: subprocess.Popen) -> None:
     for process in processes:
         for member in scheduler.tree(process.pid)[1:]:
-            os.kill(member, 9)
+            # A member may be gone already: killing a sandbox's first process ends the rest of its PID namespace.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(member, 9)
         process.kill()
         process.wait()
 
