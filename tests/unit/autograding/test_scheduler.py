@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +51,8 @@ def stop(*processes: subprocess.Popen) -> None:
                 os.kill(member, 9)
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def test_a_worker_kept_waiting_by_another_process_is_read_as_waiting_for_others():
@@ -66,7 +69,7 @@ def test_a_worker_kept_waiting_by_another_process_is_read_as_waiting_for_others(
 def core_busy_seconds(core: int) -> float:
     """CPU seconds that core ``core`` has run any process so far (``/proc/stat``: user, nice, system, irq,
     softirq, steal)."""
-    line = next(x for x in open("/proc/stat") if x.startswith(f"cpu{core} "))
+    line = next(x for x in Path("/proc/stat").read_text().splitlines() if x.startswith(f"cpu{core} "))
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in line.split()[1:9])
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
@@ -108,7 +111,7 @@ def test_a_sandboxed_process_is_found_from_its_pid_inside_the_sandbox():
         inside = int(sandboxed.stdout.readline())
         found = scheduler.host_pid(sandboxed.pid, inside)
         assert found is not None and found != inside
-        assert "time.sleep(60)" in open(f"/proc/{found}/cmdline").read()
+        assert "time.sleep(60)" in Path(f"/proc/{found}/cmdline").read_text()
         assert scheduler.host_pid(sandboxed.pid, 99999) is None
     finally:
         stop(sandboxed)
