@@ -314,7 +314,9 @@ def service_scaling(
     if progress:
         progress(1, 1 + len(workers))
     for count in workers:
-        with servers.DataService(workers=count, pinned=pinned) as service:
+        # made on the CPU, as it is read (steady_rate): on a GPU machine a served dataset made outside a CPU scope
+        # failed to read on an NVIDIA H200 ("No unary variant device copy function found ... CompressedElement")
+        with servers.DataService(workers=count, pinned=pinned) as service, tf.device("/cpu:0"):
             served = batched(make_pipeline()).apply(
                 tf.data.experimental.service.distribute("distributed_epoch", service.target)
             )

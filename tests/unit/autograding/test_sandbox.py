@@ -273,3 +273,10 @@ def test_a_failed_check_says_what_went_wrong_without_tensorflows_noise():
     works, verdict = sandbox.check_verdict(failed)
     assert not works
     assert verdict == "The grading sandbox does not work: TensorFlow failed inside it (exit 1): ImportError: libfoo.so"
+
+
+def test_the_tensorflow_check_grows_gpu_memory_before_the_gpus_first_use_as_the_kernel_does():
+    """Without growth, the check's first GPU use aborted under the kernel's memory limit on an H200 (143771 MiB)."""
+    check = sandbox.TF_CHECK
+    assert "set_memory_growth(gpu, True)" in check
+    assert check.index("set_memory_growth") < check.index("list_logical_devices") < check.index("tf.random")
