@@ -137,4 +137,20 @@ vars(cs)["make_training"] = _slow
         },
         {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
     ),
+    # (4) Exercise 3, behaves differently where the results are compared strictly: honest inside a device scope (the
+    #     result check runs on the CPU, in one), one step short everywhere else (the speed check's timed calls). The
+    #     screen lets the private import through; the result check's run on this device and every timed call's
+    #     comparison catch the missing step (2.45e-3 to 3.64e-3 away, allowed 1.2e-3 + 1e-3 of the weight): 0 and 0.
+    Submission(
+        "red4_honest_only_in_a_cpu_scope",
+        {
+            "fixed_script": _FIXED.replace(
+                "    def train(steps):\n        loss = None\n        for _ in range(steps):",
+                "    from tensorflow.python.eager import context\n\n"
+                "    def train(steps):\n        loss = None\n"
+                "        for _ in range(steps if context.context().device_name else steps - 1):",
+            )
+        },
+        {"fixed_script_tests": 0, "fixed_script_speed_tests": 0},
+    ),
 ]
