@@ -24,7 +24,6 @@ import csv
 import hashlib
 import importlib
 import importlib.util
-import itertools
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -209,44 +209,48 @@ def fingerprint(root: Path) -> dict[str, str]:
 
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds of an assignment's main autograde run (the reference, demonstrations run; the untouched version too where it
-#: is not graded apart, ``untouched_apart``), and of one packed student graded without a kernel, to balance the lanes:
-#: from the round trip of 2026-11-28 (twentieth session: Debian's Python 3.11.2, chapter 3's expected probabilities in
-#: one call) in a clean clone, one core a lane (each run's seconds, nbgrader's start included; the packed run's over
-#: its students). Only their ratios matter.
+#: is not graded apart, ``untouched_apart``), and of one packed student graded without a kernel, to order the units of
+#: work (``grading_units``): from the round trip of 2026-11-28 (twenty-fourth session: a 2-CPU AMD EPYC with AVX-512,
+#: Debian's Python 3.11.2) in a clean clone, one core a lane (each run's seconds, nbgrader's start included; the packed
+#: run's over its students). Only their ratios matter, and only roughly: the lanes take the next unit when they are free.
 MAIN_RUN_COST = {
-    "01_tensors": 49.5,
-    "02_eager_vs_graph": 81.1,
-    "03_keras_fit": 157.6,
-    "04_tf_data": 105.9,
-    "05_gpu_sync": 63.7,
-    "06_device_ceilings": 96.2,
-    "07_beyond_one_device": 85.0,
-    "08_capstone": 121.7,
+    "01_tensors": 28.5,
+    "02_eager_vs_graph": 32.4,
+    "03_keras_fit": 55.5,
+    "04_tf_data": 46.7,
+    "05_gpu_sync": 25.0,
+    "06_device_ceilings": 53.5,
+    "07_beyond_one_device": 44.5,
+    "08_capstone": 38.3,
 }
 PACKED_COST = {  # graded without a kernel: the packed run's seconds over its students
-    "01_tensors": 6.0,
-    "02_eager_vs_graph": 4.2,
-    "03_keras_fit": 31.5,
-    "04_tf_data": 9.7,
-    "05_gpu_sync": 8.3,
-    "06_device_ceilings": 13.5,
-    "07_beyond_one_device": 10.0,
-    "08_capstone": 20.3,
+    "01_tensors": 3.0,
+    "02_eager_vs_graph": 2.7,
+    "03_keras_fit": 9.0,
+    "04_tf_data": 4.2,
+    "05_gpu_sync": 3.1,
+    "06_device_ceilings": 5.2,
+    "07_beyond_one_device": 4.4,
+    "08_capstone": 6.4,
 }
 #: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
-IN_KERNEL_COST = 16.9  # chapter 1: 4 students in 77.4 s; chapter 5: 3 in 40.9 s
+IN_KERNEL_COST = 8.5  # chapter 1: 4 students in 42.5 s; chapter 5: 3 in 18.6 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
 #: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
 AS_ON_GPU_COST = {
-    "03_keras_fit": 294.6,
-    "04_tf_data": 102.4,
-    "06_device_ceilings": 83.7,
-    "07_beyond_one_device": 88.9,
-    "08_capstone": 115.7,
+    "03_keras_fit": 86.5,
+    "04_tf_data": 46.3,
+    "06_device_ceilings": 40.2,
+    "07_beyond_one_device": 48.9,
+    "08_capstone": 43.0,
 }
-HANG_COST = 38.0  # 34.0 s and 42.1 s
+HANG_COST = 31.2  # 33.1 s and 29.3 s
 #: Seconds of the run that grades the untouched version on its own, its demonstrations for their imports only.
-UNTOUCHED_COST = 15.5
+UNTOUCHED_COST = 6.4
+#: Seconds of generate_assignment (in the lane's course, for each unit of an assignment it has not released yet) and of
+#: generate_feedback (after an assignment's main grading).
+GENERATE_COST = 1.1
+FEEDBACK_COST = 4.1
 
 
 def untouched_apart(assignment: str) -> bool:
@@ -257,58 +261,59 @@ def untouched_apart(assignment: str) -> bool:
     )
 
 
-def assignment_cost(assignment: str) -> float:
-    """Seconds to grade an assignment in the round trip: the reference and the untouched version in one run, the
-    packed students in another, the reference as on a GPU where it is graded so, each hanging student alone."""
-    packed = pack(submissions_for(assignment))
-    hanging = sum(1 for p in packed if p.hangs)
-    in_kernel = sum(1 for p in packed if p.kernel and not p.hangs)
-    per_student = PACKED_COST.get(assignment, 15.0)
-    as_on_a_gpu = AS_ON_GPU_COST.get(assignment, 100.0)
-    return (
-        MAIN_RUN_COST.get(assignment, 60.0)
-        + per_student * (len(packed) - hanging - in_kernel)
-        + IN_KERNEL_COST * in_kernel
-        + (as_on_a_gpu if graded_as_on_a_gpu(assignment) else 0.0)
-        + HANG_COST * hanging
-        + (UNTOUCHED_COST if untouched_apart(assignment) else 0.0)
-    )
+@dataclass(frozen=True)
+class Unit:
+    """One lane's piece of the round trip: an assignment's main grading (the reference and the untouched version, the
+    packed students, each hanging student alone, then the feedback), or its reference graded as on a GPU."""
 
+    assignment: str
+    as_on_a_gpu: bool = False
 
-def grading_lanes(names: list[str]) -> list[tuple[list[str], cpusets.Slot]]:
-    """Split the assignments into lanes graded at the same time, each on its own slot of the machine.
-
-    Speed checks compare two callables in one kernel, so a lane needs a core to itself, not the
-    machine: lanes never share a core, nor a GPU (``tfperf.classgrading.cpusets``, as ``tfperf grade
-    --jobs`` uses it; $TFPERF_ROUNDTRIP_LANES=1 grades one assignment after the other). Lanes are
-    balanced by the notebooks each grades, weighted by what one costs.
-    """
-    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(names)
-    slots = cpusets.plan(wanted).slots
-    cost = {a: assignment_cost(a) for a in names}
-    if len(slots) ** len(names) <= 100_000:  # few enough to try every split: the longest lane as short as can be
-        choice = min(
-            itertools.product(range(len(slots)), repeat=len(names)),
-            key=lambda lane_of: max(
-                sum(cost[a] for a, lane in zip(names, lane_of) if lane == i) for i in range(len(slots))
-            ),
+    def cost(self) -> float:
+        """Its seconds by the model above."""
+        if self.as_on_a_gpu:
+            return GENERATE_COST + AS_ON_GPU_COST.get(self.assignment, 100.0)
+        packed = pack(submissions_for(self.assignment))
+        hanging = sum(1 for p in packed if p.hangs)
+        in_kernel = sum(1 for p in packed if p.kernel and not p.hangs)
+        return (
+            GENERATE_COST
+            + FEEDBACK_COST
+            + MAIN_RUN_COST.get(self.assignment, 60.0)
+            + PACKED_COST.get(self.assignment, 15.0) * (len(packed) - hanging - in_kernel)
+            + IN_KERNEL_COST * in_kernel
+            + HANG_COST * hanging
+            + (UNTOUCHED_COST if untouched_apart(self.assignment) else 0.0)
         )
-        lanes: list[list[str]] = [[a for a, lane in zip(names, choice) if lane == i] for i in range(len(slots))]
-    else:
-        lanes = [[] for _ in slots]
-        for name in sorted(names, key=cost.get, reverse=True):
-            min(lanes, key=lambda lane: sum(map(cost.get, lane))).append(name)
-    return [(sorted(lane), slot) for lane, slot in zip(lanes, slots) if lane]
+
+
+def grading_units(names: list[str]) -> list[Unit]:
+    """The units of the round trip of `names`, longest first (by ``Unit.cost``): the lanes take them in this order
+    as each becomes free, so the last ones, the shortest, even out the lanes' ends."""
+    units = [Unit(a) for a in names] + [Unit(a, as_on_a_gpu=True) for a in names if graded_as_on_a_gpu(a)]
+    return sorted(units, key=Unit.cost, reverse=True)
+
+
+def grading_slots(names: list[str]) -> list[cpusets.Slot]:
+    """The lanes' slots of the machine: lanes grade at the same time, each on its own slot.
+
+    Speed checks compare two callables timed on one core, so a lane needs a core to itself, not the
+    machine: lanes never share a core, nor a GPU (``tfperf.classgrading.cpusets``, as ``tfperf grade
+    --jobs`` uses it; $TFPERF_ROUNDTRIP_LANES=1 grades one unit after the other)."""
+    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(grading_units(names))
+    return cpusets.plan(wanted).slots
 
 
 class GradedCourses:
-    """The courses of a round trip: one per lane, each released, submitted, graded and exported."""
+    """The courses of a round trip: one per lane, each released, submitted, graded and exported. An assignment's main
+    grading and its reference graded as on a GPU may have been graded in different lanes' courses."""
 
-    def __init__(self, roots: dict[str, Path]):
+    def __init__(self, roots: dict[Unit, Path]):
         self.roots = roots
 
-    def root(self, assignment: str) -> Path:
-        return self.roots[assignment]
+    def root(self, assignment: str, student: str = "") -> Path:
+        """The course that graded `student`'s submission of `assignment` (the main grading's, by default)."""
+        return self.roots[Unit(assignment, as_on_a_gpu=student.startswith(AS_ON_GPU))]
 
     def all_roots(self) -> list[Path]:
         return sorted(set(self.roots.values()))
@@ -346,18 +351,33 @@ def reference_answers() -> dict[str, str]:
 
 
 def grade_everything(top: Path) -> GradedCourses:
-    lanes = grading_lanes(roundtrip_assignments())
-    roots = {}
+    """Every unit graded: each lane (a course of its own, on its own slot) takes the next unit when it is free."""
+    names = roundtrip_assignments()
+    waiting = grading_units(names)
+    roots: dict[Unit, Path] = {}
     errors: list[BaseException] = []
+    lock = threading.Lock()
 
-    def grade_lane(index: int, names: list[str], slot: cpusets.Slot) -> None:
+    def next_unit() -> Unit | None:
+        with lock:
+            return waiting.pop(0) if waiting and not errors else None
+
+    def grade_lane(index: int, slot: cpusets.Slot) -> None:
+        root = top / f"lane-{index}"
         try:
-            grade_course(top / f"lane-{index}", names, slot)
+            lane = Lane(root, slot)
+            while (unit := next_unit()) is not None:
+                lane.grade(unit)
+                with lock:
+                    roots[unit] = root
+            lane.export()
         except BaseException as error:  # reported by the main thread
-            errors.append(error)
+            with lock:
+                errors.append(error)
 
     with answer_server(reference_answers()) as served:
-        threads = [threading.Thread(target=grade_lane, args=(i, names, slot)) for i, (names, slot) in enumerate(lanes)]
+        slots = grading_slots(names)
+        threads = [threading.Thread(target=grade_lane, args=(i, slot)) for i, slot in enumerate(slots)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -365,26 +385,64 @@ def grade_everything(top: Path) -> GradedCourses:
     (top / "served.txt").write_text("\n".join(served))
     if errors:
         raise errors[0]
-    for index, (names, _) in enumerate(lanes):
-        roots |= {name: top / f"lane-{index}" for name in names}
     return GradedCourses(roots)
 
 
-def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
-    """A course of its own, graded on `slot` only."""
-    shutil.copytree(REPO / "solutions", root / "solutions")
-    (root / "notebooks").mkdir()
-    (root / "autograde").mkdir()
-    shutil.copy(REPO / "autograde" / "nbgrader_config.py", root / "autograde")
-    subprocess.run(
-        [sys.executable, "-m", "tfperf.autograding.sandbox", "install", "--prefix", str(root / "jupyter")], check=True
-    )
-    course = root / "autograde"
-    (root / "logs").mkdir()
-    (root / "logs" / "slot.txt").write_text(slot.describe())
-    for assignment in names:
-        nbgrader(course, "generate_assignment", assignment, "--force", slot=slot)
-        as_on_a_gpu, students, hanging, untouched = {}, {}, {}, {}
+class Lane:
+    """A course of its own, graded on `slot` only, one unit after the other."""
+
+    def __init__(self, root: Path, slot: cpusets.Slot):
+        self.root, self.slot, self.generated = root, slot, set()
+        self.course = root / "autograde"
+
+    def _start(self) -> None:
+        shutil.copytree(REPO / "solutions", self.root / "solutions")
+        (self.root / "notebooks").mkdir()
+        self.course.mkdir()
+        shutil.copy(REPO / "autograde" / "nbgrader_config.py", self.course)
+        subprocess.run(
+            [sys.executable, "-m", "tfperf.autograding.sandbox", "install", "--prefix", str(self.root / "jupyter")],
+            check=True,
+        )
+        (self.root / "logs").mkdir()
+        (self.root / "logs" / "slot.txt").write_text(self.slot.describe())
+
+    def grade(self, unit: Unit) -> None:
+        if not self.root.exists():
+            self._start()
+        if unit.assignment not in self.generated:
+            nbgrader(self.course, "generate_assignment", unit.assignment, "--force", slot=self.slot)
+            self.generated.add(unit.assignment)
+        with open(self.root / "logs" / "units.txt", "a") as units:  # which unit each lane graded, in order
+            units.write(f"{unit.assignment}{' as on a GPU' if unit.as_on_a_gpu else ''}\n")
+        if unit.as_on_a_gpu:
+            self._grade_as_on_a_gpu(unit.assignment)
+        else:
+            self._grade_main(unit.assignment)
+
+    def export(self) -> None:
+        if self.generated:
+            nbgrader(self.course, "export", slot=self.slot)
+
+    def _grade_as_on_a_gpu(self, assignment: str) -> None:
+        """The reference again, graded the way a GPU machine runs it. Not the untouched version: its answers are
+        placeholders, which XLA never compiles, and its demonstrations are the reference's, graded whole here."""
+        submit(
+            self.course,
+            assignment,
+            {
+                (AS_ON_GPU + "reference", source.name): nbformat.read(source, as_version=4)
+                for source in (self.root / "solutions" / assignment).glob("*.ipynb")
+            },
+        )
+        changed = autograde_unchanging(
+            self.root, assignment, f"--student={AS_ON_GPU}*", slot=self.slot, extra_env={as_on_gpu.ENV_VAR: "1"}
+        )
+        (self.root / "logs" / f"changed-{assignment}-as-on-gpu.txt").write_text("\n".join(sorted(changed)))
+
+    def _grade_main(self, assignment: str) -> None:
+        root, course, slot = self.root, self.course, self.slot
+        students, hanging, untouched = {}, {}, {}
         for source in (root / "solutions" / assignment).glob("*.ipynb"):
             reference = nbformat.read(source, as_version=4)
             student_version = nbformat.read(root / "notebooks" / assignment / source.name, as_version=4)
@@ -393,10 +451,6 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
             whole = bool(demonstrations_reading_answers(reference))
             candidates = {"reference": reference, **({"untouched": student_version} if whole else {})}
             untouched |= {} if whole else {("untouched", source.name): student_version}
-            # Not the untouched version: its answers are placeholders, which XLA never compiles, and its
-            # demonstrations are the reference's (graded whole as on a GPU just below).
-            if graded_as_on_a_gpu(assignment):
-                as_on_a_gpu[(AS_ON_GPU + "reference", source.name)] = reference
             packed = pack(submissions_for(assignment))
             students |= {
                 (p.student_id, source.name): p.notebook(reference, student_version) for p in packed if not p.hangs
@@ -433,15 +487,8 @@ def grade_course(root: Path, names: list[str], slot: cpusets.Slot) -> None:
         submit(course, assignment, hanging)
         for student in sorted({student for student, _ in hanging}):
             changed += autograde_unchanging(root, assignment, f"--student={student}", timeout=HANG_TIMEOUT, slot=slot)
-        # The reference again, graded the way a GPU machine runs it.
-        if as_on_a_gpu:
-            submit(course, assignment, as_on_a_gpu)
-            changed += autograde_unchanging(
-                root, assignment, f"--student={AS_ON_GPU}*", slot=slot, extra_env={as_on_gpu.ENV_VAR: "1"}
-            )
         (root / "logs" / f"changed-{assignment}.txt").write_text("\n".join(sorted(changed)))
         nbgrader(course, "generate_feedback", assignment, "--force", slot=slot)
-    nbgrader(course, "export", slot=slot)
 
 
 def submit(course: Path, assignment: str, notebooks: dict[tuple[str, str], nbformat.NotebookNode | None]) -> None:
@@ -464,7 +511,7 @@ def autograde_unchanging(root: Path, assignment: str, *args: str, timeout: int =
 
 def grades(courses: GradedCourses, assignment: str, student: str) -> dict[str, tuple[float, float]]:
     """grade_id -> (points scored, max points) for every graded cell of a student's submission."""
-    with Gradebook(gradebook_url(courses.root(assignment))) as gb:
+    with Gradebook(gradebook_url(courses.root(assignment, student))) as gb:
         submission = gb.find_submission(assignment, student)
         return {g.name: (g.score, g.max_score) for nb in submission.notebooks for g in nb.grades}
 
@@ -473,12 +520,16 @@ def gradebook_url(root: Path) -> str:
     return f"sqlite:///{root / 'autograde' / 'gradebook.db'}"
 
 
-def test_lanes_share_no_cpu_and_cover_every_assignment():
-    lanes = grading_lanes(roundtrip_assignments())
-    assert sorted(a for names, _ in lanes for a in names) == roundtrip_assignments()
-    cpus = [cpu for _, slot in lanes for cpu in slot.cpus]
+def test_lanes_share_no_cpu_and_the_units_cover_every_assignment_once_longest_first():
+    names = roundtrip_assignments()
+    units = grading_units(names)
+    assert sorted(u.assignment for u in units if not u.as_on_a_gpu) == names
+    assert sorted(u.assignment for u in units if u.as_on_a_gpu) == [a for a in names if graded_as_on_a_gpu(a)]
+    assert [u.cost() for u in units] == sorted((u.cost() for u in units), reverse=True)
+    slots = grading_slots(names)
+    cpus = [cpu for slot in slots for cpu in slot.cpus]
     assert len(cpus) == len(set(cpus)) and set(cpus) <= os.sched_getaffinity(0)
-    gpus = [slot.gpu for _, slot in lanes if slot.gpu is not None]
+    gpus = [slot.gpu for slot in slots if slot.gpu is not None]
     assert len(gpus) == len(set(gpus))
 
 
@@ -492,6 +543,9 @@ def test_grading_left_the_course_and_gradebook_intact(graded_course):
     for assignment in roundtrip_assignments():
         logs = graded_course.root(assignment) / "logs"
         assert (logs / f"changed-{assignment}.txt").read_text() == "", assignment
+        if graded_as_on_a_gpu(assignment):
+            logs = graded_course.root(assignment, AS_ON_GPU) / "logs"
+            assert (logs / f"changed-{assignment}-as-on-gpu.txt").read_text() == "", assignment
     top = graded_course.all_roots()[0].parent
     assert (top / "served.txt").read_text() == ""
     markers = [
@@ -558,7 +612,7 @@ EXPECTED_OUTPUT = {
 
 
 def autograded_notebooks(courses: GradedCourses, assignment: str, student: str) -> list[nbformat.NotebookNode]:
-    folder = courses.root(assignment) / "autograde" / "autograded" / student / assignment
+    folder = courses.root(assignment, student) / "autograde" / "autograded" / student / assignment
     return [nbformat.read(path, as_version=4) for path in sorted(folder.glob("*.ipynb"))]
 
 
@@ -683,8 +737,8 @@ def test_untouched_student_version_scores_zero_everywhere(graded_course, assignm
 def test_as_on_a_gpu_keras_compiled_with_xla_in_the_grading_kernel(graded_course):
     """The switch reached the sandboxed kernel: its setup cell printed the note of as_on_gpu.apply."""
     for assignment in roundtrip_assignments():
-        course = graded_course.root(assignment) / "autograde"
         for path, expected in (("", False), (AS_ON_GPU, True)) if graded_as_on_a_gpu(assignment) else (("", False),):
+            course = graded_course.root(assignment, path) / "autograde"
             graded = next((course / "autograded" / f"{path}reference" / assignment).glob("*.ipynb"))
             printed = "".join(
                 o.get("text", "") for c in nbformat.read(graded, as_version=4).cells for o in c.get("outputs", [])
