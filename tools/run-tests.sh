@@ -48,10 +48,10 @@ note() {  # a part's status: 5 (nothing selected) counts as passed
   if [ "$code" -ne 0 ] && [ "$code" -ne 5 ] && [ "$status" -eq 0 ]; then status=$code; fi
 }
 
-# The machine, for reading the times below: the same suite took 3125 s on a 2-CPU AMD EPYC without AVX-512 (family 25,
-# 2026-11-27) against 1845 s on the test machine of the session before, Python and TensorFlow alike slower
-# (docs/measurements-grading.md, "fifth pass"). TensorFlow's oneDNN operations are on by default only where the CPU
-# has AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (tensorflow/core/util/port.cc).
+# The machine, for reading the times below: the same suite (one commit) took 1164 s on a 2-CPU AMD EPYC with AVX-512
+# and 1937 s on a 2-CPU Intel Xeon; the code before it 2270 to 2396 s on a 2-CPU AMD EPYC without AVX-512, Python and
+# TensorFlow alike slower (docs/measurements-grading.md, "fifth pass" and "tenth pass"). TensorFlow's oneDNN operations
+# are on by default only where the CPU has AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (tensorflow/core/util/port.cc).
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 cpu_flags=" $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1) "
 neural=$(for f in avx512_vnni avx512_bf16 avx_vnni amx_tile; do [[ $cpu_flags == *" $f "* ]] && printf '%s ' "$f"; done)
