@@ -224,11 +224,11 @@ MAIN_RUN_COST = {
     "08_capstone": 38.3,
 }
 PACKED_COST = {  # graded without a kernel: the packed run's seconds over its students
-    "01_tensors": 3.0,
-    "02_eager_vs_graph": 2.7,
+    "01_tensors": 2.1,
+    "02_eager_vs_graph": 1.7,
     "03_keras_fit": 9.0,
     "04_tf_data": 4.2,
-    "05_gpu_sync": 3.1,
+    "05_gpu_sync": 2.7,
     "06_device_ceilings": 5.2,
     "07_beyond_one_device": 4.4,
     "08_capstone": 6.4,
