@@ -2,7 +2,8 @@
 # The whole test suite, as `make test` runs it: PYTHON [PYTEST_ARGS...]
 #
 # 1. The round trip (tests/grading) alone: it grades in two lanes, one core each, and its speed checks need
-#    those cores to themselves.
+#    those cores to themselves; after it, the other tests marked `alone` (pyproject.toml), still with the machine to
+#    themselves.
 # 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, with the unit tests
 #    named in BESIDE_CLASS_GRADING; the browser, other unit and style tests): together they take about half the time of one after the other.
 # Each part's output goes to test-artifacts/pytest-<part>.log and is printed when the part ends; a
@@ -60,9 +61,11 @@ onednn=$([ -n "$neural" ] && echo "on (${neural% })" || echo off)
 echo "== the machine: $(nproc) CPUs, ${cpu_model:-unknown model}; AVX-512: $([[ $cpu_flags == *" avx512f "* ]] && echo yes || echo no); oneDNN by default, from the CPU's flags: $onednn"
 # The venv's Python: which build it is changes the suite's time (.ci/run says by how much).
 echo "== the Python: $("$python" -c 'import sys; print(sys.version.split()[0], "from", sys.base_prefix)')"
+# The files of the tests marked `alone` (besides the round trip): another process's load would change what they measure.
+mapfile -t ALONE < <(grep -rlE --include='*.py' 'mark\.alone' tests/unit tests/classgrading tests/browser tests/notebooks | sort)
 started=$(date +%s)
-echo "== 1/2: the round trip (tests/grading), alone"
-run_part roundtrip tests/grading
+echo "== 1/2: the round trip (tests/grading), alone; then the other tests marked alone (${#ALONE[@]} files)"
+run_part roundtrip -m alone tests/grading "${ALONE[@]}"
 code=$?
 cat test-artifacts/pytest-roundtrip.log
 note roundtrip $code
@@ -79,9 +82,9 @@ BESIDE_CLASS_GRADING=(
   tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
   tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
 )
-run_part classgrading tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
+run_part classgrading -m "not alone" tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
-run_part rest tests/browser tests/unit "${BESIDE_CLASS_GRADING[@]/#/--ignore=}" tests/test_python_style.py
+run_part rest -m "not alone" tests/browser tests/unit "${BESIDE_CLASS_GRADING[@]/#/--ignore=}" tests/test_python_style.py
 code_rest=$?
 wait $first
 code_first=$?

@@ -48,7 +48,7 @@ from tfperf.autograding import preprocessors
 from tfperf.classgrading import cpusets
 from tfperf.runtime import as_on_gpu
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # alone: its lanes' speed checks need their cores to themselves
 
 #: The cell timeout of the round trip's grading: shorter than the course's 180 s, with room for the
 #: slowest honest graded cell (about 10 s on an idle 2-core machine, a lane having one core of it;

@@ -429,6 +429,7 @@ def chapter_4s_loop(settings):
     return train
 
 
+@pytest.mark.alone  # scripts without input-bound must not be named so: see tests/unit/grading/test_grading_diagnoses.py
 @pytest.mark.parametrize(
     "settings, input_bound",
     [({}, True), (dict(parallel=True, vectorized=True, cache="before augment", prefetch=True), False)],

@@ -23,6 +23,7 @@ def test_every_pitfall_leaves_the_losses_as_they_are():
         cs.make_training(["slow"])
 
 
+@pytest.mark.alone  # scripts without input-bound must not be named so: see tests/unit/grading/test_grading_diagnoses.py
 @pytest.mark.parametrize("pitfall", [None, *cs.PITFALLS])
 def test_each_variant_is_diagnosed_as_its_pitfall(pitfall):
     """The chapter's reference procedure: a warm-up, ten counted steps, the Profiler on ten more."""
@@ -63,6 +64,7 @@ def test_the_ladder_fixes_one_pitfall_at_a_time_and_its_plot_draws_each_gain():
     plt.close(fig)
 
 
+@pytest.mark.alone  # scripts without input-bound must not be named so: see tests/unit/grading/test_grading_diagnoses.py
 def test_the_fit_variant_trains_the_loops_weights_and_is_diagnosed_as_its_pitfalls(tmp_path):
     """make_fit_training: the custom loop's script with fit (the same batches, loss, optimizer and learning rate step by
     step): the same weights after the same steps; as written it is named input-bound and one-step-per-call (with

@@ -31,6 +31,10 @@ def without_warm_up(train):
         return set(tfperf.diagnose(train, steps=10, warmup=0, card=None, profile_dir=logdir).codes())
 
 
+#: alone: a script without a pitfall must not be named input-bound, and another process's load on the machine makes its
+#: steps wait for their input (this test failed so once beside the suite's other part, 2026-11-28: "named
+#: ['input-bound'], which that script does not have"); tools/run-tests.sh runs it with the machine to itself.
+@pytest.mark.alone
 @pytest.mark.parametrize("pitfall", ["input-bound", "retracing"])
 def test_the_reference_procedure_passes_on_fixed_and_fresh_scripts(pitfall):
     grading.check_diagnosis(reference, pitfall, seed=11)
