@@ -294,13 +294,14 @@ def grading_units(names: list[str]) -> list[Unit]:
     return sorted(units, key=Unit.cost, reverse=True)
 
 
-def grading_slots(names: list[str]) -> list[cpusets.Slot]:
-    """The lanes' slots of the machine: lanes grade at the same time, each on its own slot.
+def grading_slots(units: int) -> list[cpusets.Slot]:
+    """The lanes' slots of the machine for `units` units, at most one lane a unit: lanes grade at the same time, each on
+    its own slot.
 
     Speed checks compare two callables timed on one core, so a lane needs a core to itself, not the
     machine: lanes never share a core, nor a GPU (``tfperf.classgrading.cpusets``, as ``tfperf grade
     --jobs`` uses it; $TFPERF_ROUNDTRIP_LANES=1 grades one unit after the other)."""
-    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or len(grading_units(names))
+    wanted = int(os.environ.get(LANES_ENV_VAR, "0")) or units
     return cpusets.plan(wanted).slots
 
 
@@ -376,7 +377,7 @@ def grade_everything(top: Path) -> GradedCourses:
                 errors.append(error)
 
     with answer_server(reference_answers()) as served:
-        slots = grading_slots(names)
+        slots = grading_slots(len(waiting))
         threads = [threading.Thread(target=grade_lane, args=(i, slot)) for i, slot in enumerate(slots)]
         for thread in threads:
             thread.start()
@@ -526,7 +527,7 @@ def test_lanes_share_no_cpu_and_the_units_cover_every_assignment_once_longest_fi
     assert sorted(u.assignment for u in units if not u.as_on_a_gpu) == names
     assert sorted(u.assignment for u in units if u.as_on_a_gpu) == [a for a in names if graded_as_on_a_gpu(a)]
     assert [u.cost() for u in units] == sorted((u.cost() for u in units), reverse=True)
-    slots = grading_slots(names)
+    slots = grading_slots(len(units))
     cpus = [cpu for slot in slots for cpu in slot.cpus]
     assert len(cpus) == len(set(cpus)) and set(cpus) <= os.sched_getaffinity(0)
     gpus = [slot.gpu for slot in slots if slot.gpu is not None]
