@@ -20,7 +20,12 @@ def fixed(old: str, new: str) -> str:
 
 
 _PREPROCESS_ONCE = "    features, labels = cs.preprocess(tf.constant(x), tf.constant(y))\n"
-_BATCHED = "dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(batch, drop_remainder=True)"
+_BATCHED = (  # the reference's batches, cut before tf.data takes them
+    "whole = len(x) // batch * batch  # the last, partial batch dropped\n"
+    "    features = tf.reshape(features[:whole], (-1, batch, *features.shape[1:]))\n"
+    "    labels = tf.reshape(labels[:whole], (-1, batch, *labels.shape[1:]))\n"
+    "    dataset = tf.data.Dataset.from_tensor_slices((features, labels))"
+)
 
 _DIAGNOSE = """def diagnose_codes(train):
     with tempfile.TemporaryDirectory() as logdir:

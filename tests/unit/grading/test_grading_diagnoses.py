@@ -166,8 +166,11 @@ def make_script(x, y, *, batch, width, seed, keep=()):
         options.experimental_optimization.map_and_batch_fusion = False
         dataset = dataset.batch(batch, drop_remainder=True).with_options(options)
     else:
-        dataset = tf.data.Dataset.from_tensor_slices(cs.preprocess(tf.constant(x), tf.constant(y)))
-        dataset = dataset.batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+        features, labels = cs.preprocess(tf.constant(x), tf.constant(y))
+        whole = len(x) // batch * batch  # cut into batches before tf.data takes them, as cs.pipeline does
+        features = tf.reshape(features[:whole], (-1, batch, *features.shape[1:]))
+        labels = tf.reshape(labels[:whole], (-1, batch, *labels.shape[1:]))
+        dataset = tf.data.Dataset.from_tensor_slices((features, labels)).prefetch(tf.data.AUTOTUNE)
     batches = iter(dataset.repeat())
     done = [0]
 
