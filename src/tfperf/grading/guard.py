@@ -50,6 +50,8 @@ GUARDED_ENV_PREFIXES = ("TFPERF_", "TF_", "CUDA_")
 UNGUARDED_ATTRIBUTES = {("builtins", "input")}
 #: Threads a check tolerates while it times code: the library's own samplers.
 LIBRARY_THREAD_PREFIX = "tfperf-"
+#: How :func:`competitors` names a kernel subshell that is handling a widget's message.
+WIDGET_CALLBACK = "a widget's callback"
 
 _CALLABLE_TYPES = (
     types.FunctionType,
@@ -75,7 +77,7 @@ def _guarded(name: str) -> bool:
 
 @dataclass
 class _Given:
-    """A function a locked cell defined, and the globals it used then."""
+    """A function a locked cell defined, the globals it used then, and the code of the cell that registered it."""
 
     name: str
     fn: Any
@@ -83,6 +85,7 @@ class _Given:
     defaults: Any
     namespace: dict
     names: dict[str, Any]
+    cell: types.CodeType | None = None
 
 
 @dataclass
@@ -268,12 +271,16 @@ def is_armed() -> bool:
 def given(*functions: Callable[..., Any]) -> None:
     """Register functions a locked cell defines: checks fail if they, or a name they use, change later.
 
-    The first registration of a name stands; registering the name again with another function
-    counts as a change. Names the functions use must not shadow a builtin or stand for a fake
-    of a library module already when they are registered.
+    The first registration of a name stands. The same cell run again registers its new functions in place of the
+    old ones: it is recognized by its code (the code of the cell that calls this, as Python compiled it), and every
+    name the functions use that the cell does not itself define must still be what it was. Registering the name
+    from other code, or with other code, counts as a change. Names the functions use must not shadow a builtin or
+    stand for a fake of a library module already when they are registered.
     """
     if _snapshot is None:
         return
+    caller = sys._getframe(1)
+    cell = caller.f_code if caller.f_code.co_name == "<module>" else None  # a cell's code runs as a module's
     for fn in functions:
         python_fn = getattr(fn, "python_function", fn)
         code = getattr(python_fn, "__code__", None)
@@ -283,18 +290,85 @@ def given(*functions: Callable[..., Any]) -> None:
             methods = [m for m in vars(fn).values() if isinstance(m, types.FunctionType)]
             namespace = methods[0].__globals__ if methods else vars(sys.modules.get(fn.__module__, types))
             code = types.SimpleNamespace(methods=[m.__code__ for m in methods])
+        names = {n: namespace[n] for n in _global_names(code) if n in namespace}
         known = _snapshot.given.get(name)
         if known is not None:
             if known.fn is not fn:
-                _snapshot.suspicious.add(f"{name} (registered as given code twice)")
+                changed = _changed_by_running_again(known, fn, namespace, names, cell)
+                if changed:
+                    _snapshot.suspicious.update(changed)
+                else:
+                    _snapshot.given[name] = _Given(
+                        name, fn, code, getattr(python_fn, "__defaults__", None), namespace, names, cell
+                    )
             continue
-        names = {n: namespace[n] for n in _global_names(code) if n in namespace}
         for n, value in names.items():
             if n in vars(builtins) and value is not vars(builtins)[n]:
                 _snapshot.suspicious.add(f"{n} (a builtin, redefined before the given {name})")
             if isinstance(value, types.ModuleType) and sys.modules.get(value.__name__) is not value:
                 _snapshot.suspicious.add(f"{n} (not the module {value.__name__} that the given {name} expects)")
-        _snapshot.given[name] = _Given(name, fn, code, getattr(python_fn, "__defaults__", None), namespace, names)
+        _snapshot.given[name] = _Given(name, fn, code, getattr(python_fn, "__defaults__", None), namespace, names, cell)
+
+
+def _changed_by_running_again(
+    known: _Given, fn: Any, namespace: dict, names: dict[str, Any], cell: types.CodeType | None
+) -> list[str]:
+    """Why registering ``fn`` again is a change, or nothing where the given cell was run again as it is."""
+    twice = [f"{known.name} (registered as given code twice)"]
+    if cell is None or known.cell is None or cell != known.cell or namespace is not known.namespace:
+        return twice
+    if not _same_definition(known.fn, fn):
+        return twice
+    defined_by_the_cell = _names_stored(cell)
+    return [
+        f"{n} (used by the given {known.name}, then redefined)"
+        for n, value in known.names.items()
+        if n not in defined_by_the_cell and not _same_definition(value, names.get(n, _MISSING))
+    ]
+
+
+_MISSING = object()
+
+
+def _same_definition(a: Any, b: Any) -> bool:
+    """Whether ``b`` is ``a``, or a function or class defined by the same code (a cell run again defines new objects
+    from the same code: code objects compare their bytecode, constants, names and line numbers)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, type):
+        same_names = (
+            a.__qualname__ == b.__qualname__ and a.__bases__ == b.__bases__ and vars(a).keys() == vars(b).keys()
+        )
+        return same_names and all(
+            _same_definition(value, vars(b)[key])
+            for key, value in vars(a).items()
+            if isinstance(value, (types.FunctionType, classmethod, staticmethod, property))
+        )
+    fa, fb = getattr(a, "python_function", a), getattr(b, "python_function", b)
+    if isinstance(fa, (classmethod, staticmethod)):
+        fa, fb = fa.__func__, fb.__func__
+    if isinstance(fa, property):
+        return all(_same_definition(x, y) for x, y in ((fa.fget, fb.fget), (fa.fset, fb.fset), (fa.fdel, fb.fdel)))
+    if not (isinstance(fa, types.FunctionType) and isinstance(fb, types.FunctionType)):
+        return False
+    try:
+        return bool(
+            fa.__code__ == fb.__code__
+            and fa.__globals__ is fb.__globals__
+            and fa.__closure__ is None
+            and fb.__closure__ is None
+            and fa.__defaults__ == fb.__defaults__
+            and fa.__kwdefaults__ == fb.__kwdefaults__
+        )
+    except Exception:  # defaults whose comparison is not a plain truth value (arrays): not provably the same
+        return False
+
+
+def _names_stored(code: types.CodeType) -> set[str]:
+    """The global names a cell's code assigns (definitions, imports and assignments at its top level)."""
+    return {i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
 
 
 def is_given(fn: Any) -> bool:
@@ -412,20 +486,49 @@ def _kernel_messaging_thread() -> threading.Thread | None:
     return None
 
 
+def _kernel_subshells() -> dict[threading.Thread, bool]:
+    """The Jupyter kernel's subshell threads, each with whether it is handling a message now.
+
+    ipykernel 7 runs a subshell in a thread of its own for each one a front end asks for; JupyterLab 4.6 asks for one
+    per widget comm target by default (its setting ``commsOverSubshells``) when the notebook's first widget opens,
+    and sends the widgets' messages there. Only threads of exactly ipykernel's ``SubshellThread`` class that the
+    running kernel's own subshell manager holds are recognized; one that is handling a message (a widget's callback
+    running) is busy."""
+    subshell = sys.modules.get("ipykernel.subshell")
+    kernel = getattr(_ipython(), "kernel", None)
+    manager = getattr(getattr(kernel, "shell_channel_thread", None), "_manager", None)  # made with the first subshell
+    if subshell is None or manager is None:
+        return {}
+    found = {}
+    for thread in threading.enumerate():
+        if type(thread) is not subshell.SubshellThread:
+            continue
+        try:
+            subshell_id = manager.subshell_id_from_thread_id(thread.ident)
+            found[thread] = subshell_id is not None and manager.get_subshell_asyncio_lock(subshell_id).locked()
+        except (RuntimeError, KeyError):  # a thread of that class that the kernel's manager does not hold
+            continue
+    return found
+
+
 def competitors() -> list[str]:
-    """Threads and child processes started since :func:`arm` (except the library's own), by name."""
+    """Threads and child processes started since :func:`arm` (except the library's and the kernel's own), by name.
+
+    A kernel subshell counts only while it handles a message: a widget's callback is work beside the check."""
     if _snapshot is None:
         return []
     # Threads that TensorFlow's own C++ pools lend to Python callbacks show up as "dummy" threads.
-    kernel = _kernel_messaging_thread()
-    found = [
+    subshells = _kernel_subshells()
+    kernel = {_kernel_messaging_thread(), *subshells}
+    found = [f"{WIDGET_CALLBACK} (thread {t.name!r})" for t, busy in subshells.items() if busy]
+    found += [
         f"thread {t.name!r}"
         for t in threading.enumerate()
         if t.ident not in _snapshot.threads
         and t.is_alive()
         and not t.name.startswith(LIBRARY_THREAD_PREFIX)
         and not isinstance(t, threading._DummyThread)
-        and t is not kernel
+        and t not in kernel
     ]
     from tfperf.runtime import preloaded, servers  # the tf.data service's processes, the launcher that forks them
 
@@ -448,6 +551,11 @@ def _children() -> list[int]:
 def assert_nothing_competes(what: str = "This check") -> None:
     """Fail if code started by the notebook is running beside the code about to be timed."""
     found = competitors()
+    if found and all(f.startswith(WIDGET_CALLBACK) for f in found):
+        raise GradingFailure(
+            f"{what} cannot time your code while a widget's callback runs in the kernel beside it (an experiment "
+            f"panel's run, say): wait until it has finished, then run the Check again."
+        )
     if found:
         raise GradingFailure(
             f"{what} cannot time your code while other work runs in the kernel ({', '.join(found)}). "

@@ -117,6 +117,50 @@ def test_given_code_replaced_or_registered_again_stops_the_check():
         _check()
 
 
+GIVEN_CELL = (
+    "SCALE = 2\n"
+    "def slow(x):\n    return helper(x) * SCALE + OFFSET\n\n"
+    "def helper(x):\n    return x\n\n"
+    "guard.given(slow)\n"
+)
+
+
+def _run_cell(source: str, namespace: dict) -> None:
+    """Run ``source`` as a notebook cell runs: compiled on its own and executed as a module's code."""
+    exec(compile(source, "<cell>", "exec"), namespace)
+
+
+def test_the_given_cell_run_again_as_it_is_is_harmless():
+    ns = {"guard": guard, "OFFSET": 0}
+    _run_cell(GIVEN_CELL, ns)
+    first = ns["slow"]
+    _check()
+    _run_cell(GIVEN_CELL, ns)  # the learner runs the locked cell again (or Run All after a partial run)
+    _run_cell(GIVEN_CELL, ns)
+    assert ns["slow"] is not first and guard.is_given(ns["slow"]) and not guard.is_given(first)
+    _check()
+    ns["helper"] = lambda x: x + 1  # what the given code uses, changed after the cell ran again, is still noticed
+    with pytest.raises(GradingFailure, match="helper .used by the given slow"):
+        _check()
+
+
+def test_the_given_cell_run_again_does_not_take_a_name_it_does_not_define_as_it_is_now():
+    ns = {"guard": guard, "OFFSET": 0}
+    _run_cell(GIVEN_CELL, ns)
+    ns["OFFSET"] = 100  # defined before the given cell, by another cell: changed, then the given cell run again
+    _run_cell(GIVEN_CELL, ns)
+    with pytest.raises(GradingFailure, match="OFFSET .used by the given slow"):
+        _check()
+
+
+def test_the_given_code_registered_again_from_another_cell_stops_the_check():
+    ns = {"guard": guard, "OFFSET": 0}
+    _run_cell(GIVEN_CELL, ns)
+    _run_cell(GIVEN_CELL.replace("SCALE = 2", "SCALE = 0"), ns)  # the same functions from a changed cell
+    with pytest.raises(GradingFailure, match="slow .registered as given code twice"):
+        _check()
+
+
 def test_a_builtin_shadowed_before_the_given_cell_is_noticed():
     ns = _given_namespace()
     exec("def range(n):\n    return [0]\n\ndef uses(n):\n    return list(range(n))\n", ns)

@@ -106,3 +106,59 @@ def test_other_errors_keep_their_traceback(kernel):
     reply, outputs = execute(kernel, "def f():\n    return 1 / 0\nf()\n")
     shown = the_error(reply, outputs)
     assert "ZeroDivisionError" in shown and "Traceback" in shown
+
+
+def create_subshell(client) -> str:
+    """Ask the kernel for a subshell on the control channel, as JupyterLab 4.6 does when a notebook's first widget
+    opens its comm (its setting ``commsOverSubshells``, by default ``perCommTarget``)."""
+    client.control_channel.send(client.session.msg("create_subshell_request", {}))
+    reply = client.control_channel.get_msg(timeout=30)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return reply["content"]["subshell_id"]
+
+
+def send_to_subshell(client, subshell_id: str, code: str) -> str:
+    """Start running ``code`` in the subshell (as a widget's message would be handled there); its message id."""
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    msg = client.session.msg("execute_request", content)
+    msg["header"]["subshell_id"] = subshell_id
+    client.shell_channel.send(msg)
+    return msg["header"]["msg_id"]
+
+
+def shell_reply(client, msg_id: str) -> dict:
+    while True:
+        reply = client.shell_channel.get_msg(timeout=60)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"]
+
+
+def test_the_kernels_subshells_compete_with_a_check_only_while_they_run_a_callback():
+    """A subshell made after the setup cell (JupyterLab's widgets) is the kernel's own thread, not the learner's;
+    while it handles a message (a widget's callback) it is work beside the check, and a thread of the same class
+    that the kernel does not hold is still the learner's."""
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply, outputs = execute(client, "from tfperf.grading import guard\nguard.arm()")
+        assert reply["status"] == "ok", outputs
+        subshell = create_subshell(client)
+        assert shell_reply(client, send_to_subshell(client, subshell, "1 + 1"))["status"] == "ok"
+        reply, outputs = execute(client, "print(guard.competitors())")
+        assert [o["text"] for o in outputs if o["type"] == "stream"] == ["[]\n"]
+
+        busy = send_to_subshell(client, subshell, "import time\ntime.sleep(4)")
+        reply, outputs = execute(client, "import time\ntime.sleep(1)\nguard.assert_nothing_competes('The speed check')")
+        shown = the_error(reply, outputs)
+        assert "while a widget's callback runs in the kernel beside it" in shown, shown
+        assert shell_reply(client, busy)["status"] == "ok"
+
+        reply, outputs = execute(
+            client,
+            "import zmq\nfrom ipykernel.subshell import SubshellThread\n"
+            "look_alike = SubshellThread('made-by-the-answer', zmq.Context.instance())\nlook_alike.start()\n"
+            "print(guard.competitors())\nlook_alike.stop()\nlook_alike.join()",
+        )
+        assert [o["text"] for o in outputs if o["type"] == "stream"] == ["[\"thread 'subshell-made-by-the-answer'\"]\n"]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
