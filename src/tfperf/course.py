@@ -6,7 +6,7 @@ import subprocess
 import sys
 from importlib import metadata
 
-from tfperf.grading import guard
+from tfperf.grading import calls, guard
 from tfperf.runtime import as_on_gpu, device, logs, sizes
 from tfperf.runtime import replicas as replica_devices
 
@@ -92,5 +92,6 @@ def start(replicas: int | None = None) -> device.DeviceInfo:
         print(f"Replicas: {plan.count}, on {plan.note}")
     for note in notes + device.health_check(info):
         print(f"Note: {note}")
+    calls.let_run_all_continue()  # in a notebook, Run All goes past the Checks of exercises not written yet
     guard.arm()
     return info

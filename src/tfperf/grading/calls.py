@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,14 @@ class GradingFailure(AssertionError):
         """The lines IPython shows instead of a traceback (IPython calls this on any exception that has it)."""
         lines = str(self).splitlines() or [type(self).__name__]
         return [f"\x1b[0;31mCheck failed:\x1b[0m {lines[0]}", *lines[1:]]
+
+
+class AnswerNotWritten(GradingFailure):
+    """A check found an answer that is not written yet (the stub or placeholder it was released with).
+
+    Shown like any failed check. In a notebook whose setup cell ran, a cell that fails with it (or with
+    :class:`NotWritten`) still shows the failure but does not stop Run All (:func:`let_run_all_continue`).
+    """
 
 
 class NotWritten(NotImplementedError):
@@ -46,6 +55,33 @@ def not_written(name: str, section: str | None = None) -> Callable[..., Any]:
 
     placeholder.__name__ = placeholder.__qualname__ = name
     return placeholder
+
+
+def is_not_written(err: BaseException | None) -> bool:
+    """Whether ``err`` says that an answer is not written yet (and nothing else)."""
+    return isinstance(err, (NotWritten, AnswerNotWritten))
+
+
+def let_run_all_continue() -> None:
+    """Make a cell that fails only because an answer is not written yet count as run, in IPython (a notebook's
+    kernel); elsewhere, nothing.
+
+    The cell still shows its failure (an error output: nbgrader's Validate and its grading score such a test
+    cell 0), but its execution succeeds, so JupyterLab's Run All goes on to the end of the chapter instead of
+    stopping at the first unwritten exercise. The outcome of a graded cell is decided outside the kernel
+    (:mod:`tfperf.autograding.outside`), never from this. Registered once per shell.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or getattr(shell, "_tfperf_run_all_continues", False):
+        return
+
+    def forgive_unwritten(result: Any) -> None:  # IPython's post_run_cell event; ipykernel reads the result after it
+        if is_not_written(getattr(result, "error_in_exec", None)):
+            result.error_in_exec = None
+
+    shell.events.register("post_run_cell", forgive_unwritten)
+    shell._tfperf_run_all_continues = True
 
 
 def reread(section: str | None) -> str:
@@ -86,11 +122,11 @@ def call_capturing(
     except Exception as err:  # the learner's bug, reported as a failure of this check
         hint = explain(err)
         if isinstance(err, NotWritten):
-            raise GradingFailure(
+            raise AnswerNotWritten(
                 str(err) if section is None else f"{err.name} is not written yet.{reread(section)}"
             ) from None
         if isinstance(err, NotImplementedError) and not hint:
-            raise GradingFailure(
+            raise AnswerNotWritten(
                 f"{who} is not written yet (it raises NotImplementedError).{reread(section)}"
             ) from None
         raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}") from err

@@ -1,6 +1,7 @@
 """What a learner sees in JupyterLab when a check fails: run in a real IPython kernel (jupyter_client),
 as JupyterLab and nbgrader run the notebooks."""
 
+import os
 import re
 
 import nbformat
@@ -162,3 +163,61 @@ def test_the_kernels_subshells_compete_with_a_check_only_while_they_run_a_callba
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def chapter_one_up_to_its_first_check() -> nbformat.NotebookNode:
+    """Chapter 1's student version as a fresh process runs it up to its first exercise: the setup cell, the
+    demonstrations' imports, the untouched answer and its Check; then one cell more."""
+    from tfperf.autograding.cells import replay_source
+
+    nb = nbformat.read(REPO / "notebooks" / "01_tensors" / "tensors_and_devices.ipynb", as_version=4)
+    kept = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        source = cell.source if grade_id == "weighted_mean_tests" else replay_source(cell)
+        if source:
+            kept.append(nbformat.v4.new_code_cell(source, metadata=cell.metadata))
+        if grade_id == "weighted_mean_tests":
+            break
+    kept.append(nbformat.v4.new_code_cell("print('the cell after the Check ran')"))
+    return nbformat.v4.new_notebook(cells=kept, metadata=nb.metadata)
+
+
+def test_a_check_on_an_unwritten_answer_shows_its_failure_but_lets_run_all_go_on():
+    """After the setup cell, a Check that fails only because the answer is not written yet shows its failure as an
+    error output, and its cell succeeds (JupyterLab's Run All stops at a cell whose execution fails); a Check that
+    fails for another reason still fails its cell."""
+    nb = chapter_one_up_to_its_first_check()
+    manager, client = start_new_kernel(kernel_name="python3", env={**os.environ, "TFPERF_SIZE": "ci"})
+    try:
+        for cell in nb.cells[:-2]:
+            reply, outputs = execute(client, cell.source)
+            assert reply["status"] == "ok", outputs
+        reply, outputs = execute(client, nb.cells[-2].source)
+        assert reply["status"] == "ok"
+        errors = [o for o in outputs if o["type"] == "error"]
+        assert (
+            len(errors) == 1 and "weighted_mean([1, 2, 3], [0.5, 0.25, 0.25]) is not written yet" in errors[0]["evalue"]
+        )
+        reply, outputs = execute(client, "concepts_answer = grading.not_written('q')\nconcepts_answer()")
+        assert reply["status"] == "ok" and [o["ename"] for o in outputs if o["type"] == "error"] == ["NotWritten"]
+        reply, outputs = execute(
+            client, "grading.check_function(lambda x: x, (1,), 2, what='double', section='2. Dtypes do not mix')"
+        )
+        assert "Check failed: double differs" in the_error(reply, outputs)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_nbgraders_validate_still_reports_an_unwritten_exercise_as_failing(tmp_path):
+    from nbgrader.validator import Validator
+
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(chapter_one_up_to_its_first_check(), path)
+    results = Validator(ignore_checksums=True).validate(str(path))
+    failed = results.get("failed", [])
+    assert [f["source"].splitlines()[0] for f in failed] == ["# Check: run this cell to test your answer."], results
+    assert "not written yet" in failed[0]["error"]
