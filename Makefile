@@ -39,18 +39,19 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LEARNER_CONFIG := $(CURDIR)/tools/jupyterlab/learner$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
 
 # Learners work in my-work/ (their own copies, git-ignored): updating the course never touches them.
+# The first start opens chapter 1 (tfperf workspace --start-arg); later ones reopen what the learner left open.
+# LAB_ARGS: more options for jupyter lab (e.g. LAB_ARGS="--no-browser --port=8890").
+LAB_ARGS ?=
 lab: venv
-	$(BIN)/python -m tfperf workspace
-	JUPYTER_CONFIG_PATH="$(LEARNER_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) my-work/
+	start=$$($(BIN)/python -m tfperf workspace --start-arg) && \
+	JUPYTER_CONFIG_PATH="$(LEARNER_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) my-work/ $$start $(LAB_ARGS)
 
 # Instructors: nbgrader reads autograde/nbgrader_config.py from the working directory; the server's
 # root is the checkout, so Formgrader's links to ../solutions and ../notebooks open real files;
 # tools/jupyterlab/instructor opens Formgrader's folder links in JupyterLab (tfperf.autograding.formgrader).
 # Its own JupyterLab workspaces (git-ignored), so that it never reopens the tabs `make lab` left open;
 # LabApp.default_url is the URL it prints and opens (ServerApp's is replaced by LabApp's /lab).
-# LAB_ARGS: more options for jupyter lab (e.g. LAB_ARGS="--no-browser --port=8890").
 INSTRUCTOR_CONFIG := $(CURDIR)/tools/jupyterlab/instructor$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
-LAB_ARGS ?=
 instructor: venv
 	cd autograde && JUPYTER_CONFIG_PATH="$(INSTRUCTOR_CONFIG)" $(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=.. \
 	  --LabApp.default_url=/lab/tree/autograde --LabApp.workspaces_dir="$(CURDIR)/autograde/.lab-workspaces" $(LAB_ARGS)

@@ -126,16 +126,21 @@ def calibrate(notebooks: list[Path], out: Path) -> int:
     return 0
 
 
-def workspace() -> int:
-    """Give the learner their own copies of any notebooks they do not have yet."""
+def workspace(start_arg: bool = False) -> int:
+    """Give the learner their own copies of any notebooks they do not have yet. With ``start_arg``, what it says
+    goes to stderr, and stdout gets JupyterLab's option that opens chapter 1 on the first start (else nothing)."""
     from tfperf.lesson import workspace as ws
 
+    out = sys.stderr if start_arg else sys.stdout
     root = checkout.course_root()
     copied, kept = ws.prepare(root)
     for path in copied:
-        print(f"New: {path.relative_to(root)}")
+        print(f"New: {path.relative_to(root)}", file=out)
     if kept:
-        print(f"Your {len(kept)} notebook(s) in {ws.WORK_DIR}/ are kept as they are.")
+        print(f"Your {len(kept)} notebook(s) in {ws.WORK_DIR}/ are kept as they are.", file=out)
+    first = ws.first_start(root) if start_arg else None
+    if first:
+        print(f"--LabApp.default_url=/lab/tree/{first}")
     return 0
 
 
@@ -307,7 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--db-url", help="the registry's database (a SQLAlchemy URL; default: $TFPERF_RUNS_DB or SQLite)")
     rn.add_argument("--name", help="only the runs of this name")
     rn.add_argument("--json", action="store_true", help="print the runs as JSON")
-    sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
+    wsp = sub.add_parser("workspace", help="copy notebooks you do not have yet into my-work/ (never overwrites)")
+    wsp.add_argument(
+        "--start-arg",
+        action="store_true",
+        help="print JupyterLab's option that opens chapter 1 the first time it starts on my-work/ (make lab)",
+    )
     cal = sub.add_parser("calibrate", help="measure reference solutions and write throughput targets")
     cal.add_argument(
         "notebooks", nargs="*", type=Path, help="solution notebooks (default: the checkout's solutions/*/*.ipynb)"
@@ -405,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             args.script, steps=args.steps, warmup=args.warmup, as_json=args.json, profile_dir=args.profile_dir
         )
     if args.command == "workspace":
-        return workspace()
+        return workspace(args.start_arg)
     if args.command == "runs":
         return runs(url=args.db_url, name=args.name, as_json=args.json)
     if args.notebooks and args.out:

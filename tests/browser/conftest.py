@@ -63,7 +63,17 @@ class Lab:
         return f"{self.url}/{path}?reset&token={TOKEN}"
 
 
-def start_lab(root: Path, log: Path, *, cwd: Path, extra_args: list[str] = (), env: dict | None = None) -> Lab:
+def start_lab(
+    root: Path,
+    log: Path,
+    *,
+    cwd: Path,
+    extra_args: list[str] = (),
+    env: dict | None = None,
+    user_settings: dict[str, str] | None = None,
+) -> Lab:
+    """JupyterLab on ``root``; ``user_settings``: more of the user's settings (a plugin's settings file, relative to
+    the settings folder, and its JSON text), which win over ``overrides.json`` as a user's own settings do."""
     port = free_port()
     env = dict(env or os.environ)
     env.pop("MPLBACKEND", None)  # the notebooks' plots use the inline backend, as for a learner
@@ -79,6 +89,9 @@ def start_lab(root: Path, log: Path, *, cwd: Path, extra_args: list[str] = (), e
     tracker = settings / "user-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True, exist_ok=True)
     tracker.write_text('{"windowingMode": "none"}\n')
+    for name, text in (user_settings or {}).items():
+        (settings / "user-settings" / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / "user-settings" / name).write_text(text)
     cmd = [
         str(jupyter),
         "lab",

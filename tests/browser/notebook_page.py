@@ -18,6 +18,15 @@ class NotebookPage:
 
     def open(self) -> NotebookPage:
         self.page.goto(self.lab.page_url(f"lab/tree/{self.path}"))
+        return self._ready()
+
+    def reload(self) -> NotebookPage:
+        """Save, then reload the page, as a learner does (Ctrl+S, F5): the notebook reopens on the kernel it had."""
+        self.page.evaluate("async () => { await jupyterapp.commands.execute('docmanager:save'); }")
+        self.page.reload()
+        return self._ready()
+
+    def _ready(self) -> NotebookPage:
         self.page.wait_for_function(
             "() => window.jupyterapp && jupyterapp.shell.currentWidget && jupyterapp.shell.currentWidget.content"
             " && jupyterapp.shell.currentWidget.content.model && jupyterapp.shell.currentWidget.content.widgets.length > 0",
@@ -60,6 +69,35 @@ class NotebookPage:
         """Run one cell and wait until it has finished (the command's promise resolves then)."""
         self.select(index)
         self.page.evaluate("async () => { await jupyterapp.commands.execute('notebook:run-cell'); }")
+
+    def run_all(self) -> None:
+        """Run > Run All Cells, as a learner does; returns when JupyterLab has run them (or stopped at a failing cell)."""
+        self.page.evaluate("async () => { await jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+    def execution_counts(self) -> list[int | None]:
+        """Each code cell's execution count (None: not run), in order."""
+        return self.page.evaluate("""() => {
+            const cells = jupyterapp.shell.currentWidget.content.model.cells, out = [];
+            for (let i = 0; i < cells.length; i++) {
+                const c = cells.get(i);
+                if (c.type === 'code') out.push(c.executionCount ?? null);
+            }
+            return out; }""")
+
+    def set_source(self, index: int, source: str) -> None:
+        """Replace a cell's text, as a learner typing an answer does."""
+        self.page.evaluate(
+            "([i, src]) => { jupyterapp.shell.currentWidget.content.model.cells.get(i).sharedModel.setSource(src); }",
+            [index, source],
+        )
+
+    def errors(self, index: int) -> list[str]:
+        """The error outputs of a cell: ``ename: evalue`` each."""
+        return self.page.evaluate(
+            """(i) => jupyterapp.shell.currentWidget.content.model.cells.get(i).outputs.toJSON()
+                .filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)""",
+            index,
+        )
 
     def run_all_above(self, index: int) -> None:
         self.select(index)

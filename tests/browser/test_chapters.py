@@ -4,11 +4,16 @@ cell's failure message on the untouched student version. Screenshots: test-artif
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 
+import nbformat
 import pytest
 
+from tests.browser.conftest import start_lab, stop_lab
 from tests.browser.notebook_page import NotebookPage
+from tests.conftest import REPO
 
 
 def keep_two_choices(label: str):
@@ -77,10 +82,30 @@ CHAPTERS = [
     ("08_capstone/capstone.ipynb", keep_two_choices("pitfalls"), "kept=", None),
 ]
 FIRST_PANEL = "ExperimentPanel("
+#: Per chapter, the exercise whose reference answer the learner's walk writes after a reload: its given cell (run
+#: again first), its answer cell and its speed Check.
+EXERCISES = {
+    "01_tensors": ("row_scores_given", "row_scores", "row_scores_tests"),
+    "02_eager_vs_graph": ("predict_given", "predict", "predict_tests"),
+    "03_keras_fit": ("predict_given", "predict_fast", "predict_fast_speed_tests"),
+    "04_tf_data": ("pipeline_given", "fast_pipeline", "pipeline_speed_tests"),
+    "05_gpu_sync": ("incident_given", "train", "train_speed_tests"),
+    "06_device_ceilings": ("activation_given", "activation", "activation_speed_tests"),
+    "07_beyond_one_device": ("served_given", "served", "served_speed_tests"),
+    "08_capstone": ("fixed_script_given", "fixed_script", "fixed_script_speed_tests"),
+}
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.M)
 
 
 def chapter_id(case) -> str:
     return case[0].split("/")[0] + (f"-{case[4]}" if len(case) > 4 else "")
+
+
+def reference_answer(notebook: str, grade_id: str) -> str:
+    """The reference answer of an answer cell, as a learner would type it (the solution without nbgrader's marks)."""
+    nb = nbformat.read(REPO / "solutions" / notebook, as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return SOLUTION_MARKERS.sub("", cell.source)
 
 
 def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
@@ -90,17 +115,68 @@ def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
     return status.inner_text()
 
 
+def run_all_to_the_end(nb: NotebookPage) -> None:
+    """Run All on the untouched notebook reaches its last cell: every code cell ran, and the only failures shown are
+    the Checks saying an exercise is not written yet."""
+    nb.run_all()
+    counts = nb.execution_counts()
+    assert None not in counts, f"Run All stopped: code cells not run: {[i for i, c in enumerate(counts) if c is None]}"
+    for index, cell in enumerate(nb.cells()):
+        for error in nb.errors(index) if cell["type"] == "code" else []:
+            assert "not written yet" in error, (cell["grade_id"], error)
+
+
+def commit_a_prediction(nb: NotebookPage) -> None:
+    """Choose a range in the chapter's first prediction widget and commit it (the widget's messages reach the
+    kernel: JupyterLab opens the widgets' comm, over a subshell where its settings say so)."""
+    ask = nb.index(containing="predictions.ask(")
+    widget = nb.cell(ask).locator(".jp-OutputArea .widget-vbox").first
+    widget.scroll_into_view_if_needed()
+    widget.locator(".widget-radio-box label").first.click()
+    widget.locator("button", has_text="Commit my prediction").click()
+    widget.locator(".widget-html", has_text="Saved: ").wait_for(timeout=20_000)
+
+
+def answer_and_check(nb: NotebookPage, chapter: str, artifacts) -> str:
+    """After a reload: the exercise's given cell run again, the reference answer written and run, then its speed
+    Check, which must pass. Returns what the Check printed."""
+    notebook = next(c[0] for c in CHAPTERS if c[0].startswith(chapter))
+    given, answer, check = EXERCISES[chapter]
+    nb.run(nb.index(grade_id=given))  # run again: harmless
+    answer_cell = nb.index(grade_id=answer)
+    nb.set_source(answer_cell, reference_answer(notebook, answer))
+    nb.run(answer_cell)
+    assert nb.errors(answer_cell) == []
+    check_cell = nb.index(grade_id=check)
+    nb.run(check_cell)
+    nb.cell(check_cell).scroll_into_view_if_needed()
+    nb.cell(check_cell).screenshot(path=str(artifacts / f"{chapter}-reference-speed-check-after-reload.png"))
+    assert nb.errors(check_cell) == [], nb.errors(check_cell)
+    return nb.output_text(check_cell)
+
+
 @pytest.mark.parametrize(
     "notebook, change, parameter_name, printed, panel_text",
     [(*c, FIRST_PANEL)[:5] for c in CHAPTERS],
     ids=[chapter_id(c) for c in CHAPTERS],
 )
-def test_experiment_panel_runs_twice_and_keeps_both(
+def test_a_learners_walk_through_the_chapter(
     page, learner_lab, artifacts, notebook, change, parameter_name, printed, panel_text
 ):
+    """As a learner meets a chapter in JupyterLab as ``make lab`` sets it up: Run All on the untouched notebook
+    reaches the end; the experiment panel runs twice and keeps both runs; a prediction is committed; after a reload
+    of the page, the given cell run again, the reference answer of an exercise and its speed Check pass. (A chapter's
+    later panel: the cells above it, then the panel alone.)"""
+    chapter = notebook.split("/")[0]
+    walk = panel_text == FIRST_PANEL
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing=panel_text)
-    panel = nb.run_widget_cell(panel_cell)  # the setup cell first, then everything the panel needs
+    if walk:
+        run_all_to_the_end(nb)
+        panel = nb.cell(panel_cell).locator(".jp-OutputArea .widget-vbox").first
+        panel.wait_for(timeout=30_000)
+    else:
+        panel = nb.run_widget_cell(panel_cell)  # the setup cell first, then everything the panel needs
     assert "Computing on" in nb.output_text(nb.index(grade_id="setup"))
     run_button = panel.locator("button", has_text="Run")
     if not panel.locator(".widget-html", has_text="Done: run 1").count():  # a panel may make its first run itself
@@ -127,12 +203,50 @@ def test_experiment_panel_runs_twice_and_keeps_both(
         page.wait_for_timeout(250)
     if printed:
         panel.locator(".widget-output", has_text=printed).wait_for(timeout=10_000)
-    name = notebook.split("/")[0] + ("" if panel_text == FIRST_PANEL else f"-{panel_text}")
+    name = chapter + ("" if walk else f"-{panel_text}")
     panel.screenshot(path=str(artifacts / f"{name}-panel-after-two-runs.png"))
     assert nb.add_cell_and_run("print([run.label for run in panel.runs])").strip() == "['run 1', 'run 2']"
-
     assert nb.widget_failures() == []
-    assert nb.stderr_outputs() == []
+    if not walk:
+        assert nb.stderr_outputs() == []
+        return
+
+    commit_a_prediction(nb)
+    nb.reload()
+    shown = answer_and_check(nb, chapter, artifacts)
+    assert shown.strip(), "the Check printed nothing"
+
+
+@pytest.fixture
+def stock_lab(tmp_path, artifacts):
+    """JupyterLab with its own default for widget messages (``commsOverSubshells: perCommTarget``, a kernel subshell
+    per comm target), as a learner who installed the course into their own JupyterLab has it."""
+    root = tmp_path / "work"
+    (root / "05_gpu_sync").mkdir(parents=True)
+    shutil.copy(REPO / "notebooks" / "05_gpu_sync" / "gpu_sync_pitfalls.ipynb", root / "05_gpu_sync")
+    kernels = "@jupyterlab/apputils-extension/kernels-settings.jupyterlab-settings"
+    lab = start_lab(
+        root,
+        artifacts / "stock-lab.log",
+        cwd=root,
+        user_settings={kernels: '{"commsOverSubshells": "perCommTarget"}\n'},
+    )
+    yield lab
+    stop_lab(lab)
+
+
+def test_a_speed_check_passes_after_a_widget_where_widget_messages_use_a_kernel_subshell(page, stock_lab, artifacts):
+    """With JupyterLab's own default, the first widget makes the kernel start a subshell thread after the setup
+    cell: the reference answer's speed Check still passes, after a reload too."""
+    nb = NotebookPage(page, stock_lab, "05_gpu_sync/gpu_sync_pitfalls.ipynb").open()
+    run_all_to_the_end(nb)
+    commit_a_prediction(nb)
+    threads = nb.add_cell_and_run(
+        "import threading\nprint(sum(t.name.startswith('subshell-') for t in threading.enumerate()))"
+    )
+    assert int(threads.strip()) >= 1, "no kernel subshell was started: the test would prove nothing"
+    nb.reload()
+    assert answer_and_check(nb, "05_gpu_sync", artifacts).strip()
 
 
 def test_a_check_cell_on_the_untouched_exercise_shows_a_short_message(page, learner_lab, artifacts):

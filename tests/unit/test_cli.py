@@ -1,4 +1,6 @@
 import math
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -75,3 +77,22 @@ def test_ceilings_prints_the_card_and_then_reads_it_from_the_cache(tmp_path, mon
     assert "cached in" in capsys.readouterr().out
     assert cli.main(["ceilings", "--size", "ci", "--json"]) == 0
     assert '"ceilings"' in capsys.readouterr().out
+
+
+def test_make_lab_passes_lab_args_and_the_first_start_to_jupyterlab():
+    """``make lab`` as a learner runs it (dry run: the commands, not the server): JupyterLab gets LAB_ARGS, and the
+    option that opens chapter 1 on the first start from ``tfperf workspace --start-arg``."""
+    import subprocess
+
+    from tests.conftest import REPO
+
+    shown = subprocess.run(
+        ["make", "-n", "lab", "LAB_ARGS=--no-browser --port=8899", f"VENV={Path(sys.executable).parent.parent}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (lab,) = [line for line in shown.splitlines() if "jupyter lab" in line]
+    assert lab.rstrip().endswith("my-work/ $start --no-browser --port=8899"), lab
+    assert "tfperf workspace --start-arg" in shown

@@ -291,30 +291,74 @@ def fix_ladder(
     return records
 
 
+def slower_fixes(records: Sequence[dict[str, Any]]) -> list[str]:
+    """A line for each fix of a ladder (:func:`fix_ladder`) that measured slower than the rung before it: whether
+    every round said so (the fix made this script slower here: it may have uncovered another cause) or the rounds'
+    times overlap (the two are the same within this measurement's noise)."""
+    lines = []
+    for before, after in zip(records, records[1:]):
+        if after["seconds"] <= before["seconds"]:
+            continue
+        ratio = after["seconds"] / before["seconds"]
+        if min(after["all_seconds"]) > max(before["all_seconds"]):
+            why = "slower in every round: it made this script slower here (a fix can uncover another cause)"
+        else:
+            why = "the rounds' times overlap: no faster, but not measurably slower either (more steps measure closer)"
+        lines.append(f"{after['label']}: {ratio:.2f}x the time of the rung before it; {why}.")
+    return lines
+
+
+#: The waterfall's colours: the script as written, a fix that measured faster, one that measured slower.
+WATERFALL_COLORS = {"as written": "tab:gray", "faster": "tab:green", "slower": "tab:red"}
+
+
 def plot_waterfall(fig, runs) -> None:
-    """The latest run's ladder (:func:`fix_ladder`): each fix's gain as a bar from the time a step took before it
-    to the time after it (ms per step, log scale), green where it helped, red where it did not."""
+    """Every run's ladder (:func:`fix_ladder`): each fix's gain as a bar from the time a step took before it to the
+    time after it (ms per step, log scale), green where it measured faster, red where it measured slower; several
+    runs side by side at each rung, their bars told apart by their edges' line style and labelled with the run."""
+    from matplotlib.patches import Patch
     from matplotlib.ticker import FuncFormatter
 
-    records = runs[-1].records if runs else []
+    from tfperf.lesson import plots
+
+    drawn = [(run, prefix, style) for run, prefix, style in plots.each_run(runs) if run.records]
     ax = fig.add_subplot(1, 1, 1)
-    per_step = [r["seconds"] / r["steps"] * 1e3 for r in records]
-    if not per_step:
+    if not drawn:
         return
-    floor = min(per_step) / 2  # the first bar starts here: a log axis has no zero
-    for i, ms in enumerate(per_step):
-        before = per_step[i - 1] if i else floor
-        low, high = sorted((before, ms))
-        color = "tab:gray" if i == 0 else ("tab:green" if ms <= before else "tab:red")
-        ax.bar(i, high - low, bottom=low, color=color, width=0.6)
-        gain = f"{before / ms:.2f}x, " if i else ""
-        ax.annotate(f"{gain}{ms:.2f} ms", (i, high), ha="center", va="bottom", fontsize=9)
-    ax.set_xticks(range(len(records)), [r["label"] for r in records], rotation=20, ha="right")
+    labels = [label for label, _ in ladder()]
+    labels = [label for label in labels if any(r["label"] == label for run, _, _ in drawn for r in run.records)]
+    width = 0.8 / len(drawn)
+    every_ms = [r["seconds"] / r["steps"] * 1e3 for run, _, _ in drawn for r in run.records]
+    floor = min(every_ms) / 2  # the first bars start here: a log axis has no zero
+    for k, (run, _, style) in enumerate(drawn):
+        per_step = [r["seconds"] / r["steps"] * 1e3 for r in run.records]
+        for i, (record, ms) in enumerate(zip(run.records, per_step)):
+            before = per_step[i - 1] if i else floor
+            low, high = sorted((before, ms))
+            kind = "as written" if i == 0 else ("faster" if ms <= before else "slower")
+            x = labels.index(record["label"]) - 0.4 + width * (k + 0.5)
+            ax.bar(
+                x,
+                high - low,
+                bottom=low,
+                color=WATERFALL_COLORS[kind],
+                width=width * 0.9,
+                edgecolor="black",
+                linestyle=style,
+                linewidth=0.8,
+            )
+            gain = f"{before / ms:.2f}x\n" if i else ""
+            ax.annotate(f"{gain}{ms:.2f} ms", (x, high), ha="center", va="bottom", fontsize=8 if k else 9)
+    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
     ax.set_yscale("log")
-    ax.set_ylim(floor, max(per_step) * 1.6)
+    ax.set_ylim(floor, max(every_ms) * 2.5)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.set_ylabel("ms per step (median of the rounds)")
-    ax.set_title(f"Each fix's gain, measured here: {per_step[0] / per_step[-1]:.1f}x in all")
+    legend = [Patch(color=color, label=kind) for kind, color in WATERFALL_COLORS.items()]
+    legend += [Patch(facecolor="white", edgecolor="black", linestyle=style, label=run.label) for run, _, style in drawn]
+    ax.legend(handles=legend, fontsize=8, loc="upper right")
+    latest = [r["seconds"] / r["steps"] for r in drawn[-1][0].records]
+    ax.set_title(f"Each fix's gain, measured here ({drawn[-1][0].label}: {latest[0] / latest[-1]:.1f}x in all)")
 
 
 # ---------------------------------------------------------------------------------------

@@ -40,6 +40,17 @@ class Choice:
             return math.log10(measured / self.high)
         return 0.0
 
+    def verdict(self, measured: float, unit: str = "x") -> str:
+        """Where ``measured`` lies against the range, in the quantity's own terms: for a ratio (``unit`` "x"), as a
+        multiple of the range's nearer end; for any other quantity, how far beyond that end, in its unit."""
+        if self.low <= measured < self.high:
+            return "inside your range"
+        above = measured >= self.high
+        edge = self.high if above else self.low
+        if unit == "x":
+            return f"{measured / edge:.2g} times the {'top' if above else 'bottom'} of your range ({edge:g}x)"
+        return f"{abs(measured - edge):.2g}{unit} {'above' if above else 'below'} your range"
+
 
 #: Ranges for "how many times faster": the default choices.
 SPEEDUPS = (
@@ -121,8 +132,7 @@ def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x")
         print(f"Measured {what}: {measured:.3g}{unit}. (No prediction was committed for it: nothing saved.)")
         return
     error = choice.error_decades(measured)
-    verdict = "inside your range" if error == 0 else f"{error:.1f} powers of ten outside your range"
-    print(f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {verdict}.")
+    print(f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {choice.verdict(measured, unit)}.")
     _append(
         {
             "kind": "measured",
@@ -156,10 +166,11 @@ def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
     return widgets.VBox([widgets.HTML(f"<b>Predict:</b> {question}"), options, button, status])
 
 
-def summary():
+def summary(*, show: bool = True):
     """How far off the predictions were, per chapter, in the order they were measured: a table and a
-    plot (0: the measurement fell inside the predicted range). Returns the figure, or None if nothing
-    was measured after a prediction yet."""
+    plot (0: the measurement fell inside the predicted range). Shows the plot and returns None (a notebook
+    would otherwise draw the returned figure a second time); with ``show=False``, returns the figure instead.
+    Prints that nothing was measured yet when nothing was."""
     measured = [r for r in rows() if r.get("kind") == "measured"]
     if not measured:
         print(f"No prediction has met its measurement yet ({store()}).")
@@ -183,5 +194,7 @@ def summary():
     ax.set_ylabel("off by (powers of ten)")
     ax.set_title("Your predictions against your measurements (0: inside the range you chose)")
     ax.axhline(0, color="grey", linewidth=0.8)
+    if not show:
+        return fig
     plt.show()
-    return fig
+    return None

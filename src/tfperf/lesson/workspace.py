@@ -17,6 +17,10 @@ from pathlib import Path
 import nbformat
 
 WORK_DIR = "my-work"
+#: The notebook JupyterLab opens the first time it starts on the learner's copies (:func:`first_start`).
+FIRST_NOTEBOOK = "01_tensors/tensors_and_devices.ipynb"
+#: The file in ``my-work/`` that records that JupyterLab was started on it.
+STARTED = ".jupyterlab-started"
 #: The "Open in Colab" badge line that ``python -m tfperf.authoring launch`` puts first in a notebook.
 COLAB_BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)\n?")
 
@@ -45,3 +49,14 @@ def prepare(root: Path, work_dir: str = WORK_DIR) -> tuple[list[Path], list[Path
         nbformat.write(without_launch_badge(nbformat.read(notebook, as_version=4)), destination)
         copied.append(destination)
     return copied, kept
+
+
+def first_start(root: Path, work_dir: str = WORK_DIR) -> str | None:
+    """The notebook to open in JupyterLab (a path in ``work_dir``) if it is the first time JupyterLab starts on the
+    learner's copies, which this records; None later, when JupyterLab reopens what the learner left open. A new
+    learner then lands in chapter 1 instead of a bare Launcher over eight folders."""
+    marker = root / work_dir / STARTED
+    if marker.exists() or not (root / work_dir / FIRST_NOTEBOOK).exists():
+        return None
+    marker.write_text("JupyterLab was started on these notebooks (make lab); delete this to open chapter 1 again.\n")
+    return FIRST_NOTEBOOK

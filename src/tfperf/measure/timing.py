@@ -135,14 +135,16 @@ class Comparison:
     def high(self) -> float:
         return max(self.ratios)
 
-    def describe(self) -> str:
+    def describe(self, *, per_call: bool = True) -> str:
+        """The median ratio in words, with the pairs' range and (``per_call``) each side's median time per call."""
         m = self.median
         speed = f"{m:.2f}x faster" if m >= 1 else f"{m:.2f}x as fast, i.e. {1 / m:.2f}x slower"
-        return (
-            f"{speed} (median of {len(self.ratios)} interleaved pairs; "
-            f"range {self.low:.2f}x to {self.high:.2f}x; "
-            f"{self.candidate.median * 1e3:.3g} ms vs {self.baseline.median * 1e3:.3g} ms per call)"
+        times = (
+            f"; {self.candidate.median * 1e3:.3g} ms vs {self.baseline.median * 1e3:.3g} ms per call"
+            if per_call
+            else ""
         )
+        return f"{speed} (median of {len(self.ratios)} interleaved pairs; range {self.low:.2f}x to {self.high:.2f}x{times})"
 
 
 def compare(

@@ -59,9 +59,53 @@ def test_the_ladder_fixes_one_pitfall_at_a_time_and_its_plot_draws_each_gain():
     from tfperf.lesson.plots import Run
 
     fig = plt.figure()
-    cs.plot_waterfall(fig, [Run("earlier"), Run("ladder", records=records)])  # the latest run
+    cs.plot_waterfall(fig, [Run("earlier"), Run("ladder", records=records)])  # a run without records draws nothing
     assert "in all" in fig.axes[0].get_title() and len(fig.axes[0].patches) == len(records)
     plt.close(fig)
+
+
+def _rungs(ms_per_step, rounds=((0.97, 1.0, 1.03)), pitfalls=cs.PITFALLS):
+    """Ladder records as fix_ladder returns them, with made-up times (4 steps, three rounds each)."""
+    return [
+        {"label": label, "steps": 4, "seconds": ms * 4e-3, "all_seconds": [ms * 4e-3 * f for f in rounds]}
+        for (label, _), ms in zip(cs.ladder(pitfalls), ms_per_step)
+    ]
+
+
+def test_the_waterfall_keeps_every_run_side_by_side_and_explains_its_colours():
+    """The panel's status line says "run again to compare": every run's ladder is drawn, each rung's bars side by
+    side, with a legend for the colours and the runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfperf.lesson.plots import Run
+
+    first = _rungs([40, 55, 6, 4, 3.2, 3.0])
+    second = _rungs([30, 12, 5, 5.1], pitfalls=["eager-steps", "input-bound", "print-in-step"])
+    fig = plt.figure()
+    cs.plot_waterfall(fig, [Run("run 1", records=first), Run("run 2", records=second)])
+    ax = fig.axes[0]
+    assert len(ax.patches) == len(first) + len(second)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [label for label, _ in cs.ladder()]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["as written", "faster", "slower", "run 1", "run 2"]
+    colors = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    assert colors.count(matplotlib.colors.to_hex("tab:red")) == 2  # fix eager-steps in run 1, print-in-step in run 2
+    plt.close(fig)
+
+
+def test_a_fix_that_measured_slower_is_explained_from_its_rounds():
+    slower_every_round = _rungs([40, 55, 6])  # fix eager-steps: 55 ms against 40, the rounds apart
+    within_noise = _rungs([40, 6, 6.05], rounds=(0.9, 1.0, 1.1))  # fix retracing: 6.05 against 6, the rounds overlap
+    assert cs.slower_fixes(slower_every_round) == [
+        "fix eager-steps: 1.38x the time of the rung before it; slower in every round: it made this script slower "
+        "here (a fix can uncover another cause)."
+    ]
+    (line,) = cs.slower_fixes(within_noise)
+    assert line.startswith("fix retracing: 1.01x") and "the rounds' times overlap" in line
+    assert cs.slower_fixes(_rungs([40, 20, 10])) == []
 
 
 @pytest.mark.alone  # scripts without input-bound must not be named so: see tests/unit/grading/test_grading_diagnoses.py

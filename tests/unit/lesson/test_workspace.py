@@ -42,3 +42,12 @@ def test_the_learners_copy_has_no_colab_badge_and_keeps_the_rest(tmp_path):
     assert copy.cells[0].source == "# Chapter 1\n\nText."
     assert copy.cells[1].source == "x = 1" and len(copy.cells) == 2
     assert "colab" not in nbformat.writes(copy).lower()
+
+
+def test_the_first_start_opens_chapter_one_and_later_starts_do_not(tmp_path):
+    write_notebook(tmp_path / "notebooks" / "01_tensors" / "tensors_and_devices.ipynb", "chapter 1")
+    workspace.prepare(tmp_path)
+    assert workspace.first_start(tmp_path) == "01_tensors/tensors_and_devices.ipynb"
+    assert (tmp_path / "my-work" / "01_tensors" / "tensors_and_devices.ipynb").is_file()
+    assert workspace.first_start(tmp_path) is None  # JupyterLab reopens what the learner left open
+    assert workspace.first_start(tmp_path / "elsewhere") is None  # no copies: nothing to open

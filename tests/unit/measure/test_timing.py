@@ -215,3 +215,12 @@ def test_compare_fresh_stops_where_the_caller_says_the_verdict_is_settled():
     assert len(result.ratios) == 4 and result.median >= 2.0, result.describe()
     result = timing.compare_fresh(quick, slow, lambda: (), pairs=7, min_time=0.005, sync=no_sync)
     assert len(result.ratios) == 7
+
+
+def test_a_comparison_is_described_with_or_without_each_sides_time_per_call():
+    """Chapter 6 prints each side's time per call in its own rows, from the same comparison: shown once."""
+    comparison = timing.Comparison((2.0, 3.0, 4.0), timing.Timing((0.001,) * 3, 1), timing.Timing((0.003,) * 3, 1))
+    assert comparison.describe() == (
+        "3.00x faster (median of 3 interleaved pairs; range 2.00x to 4.00x; 1 ms vs 3 ms per call)"
+    )
+    assert comparison.describe(per_call=False) == "3.00x faster (median of 3 interleaved pairs; range 2.00x to 4.00x)"
