@@ -4,16 +4,15 @@ cell's failure message on the untouched student version. Screenshots: test-artif
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
 
-import nbformat
 import pytest
 
 from tests.browser.conftest import start_lab, stop_lab
 from tests.browser.notebook_page import NotebookPage
 from tests.conftest import REPO
+from tests.learner_path import EXERCISES, reference_answer
 
 
 def keep_two_choices(label: str):
@@ -82,30 +81,10 @@ CHAPTERS = [
     ("08_capstone/capstone.ipynb", keep_two_choices("pitfalls"), "kept=", None),
 ]
 FIRST_PANEL = "ExperimentPanel("
-#: Per chapter, the exercise whose reference answer the learner's walk writes after a reload: its given cell (run
-#: again first), its answer cell and its speed Check.
-EXERCISES = {
-    "01_tensors": ("row_scores_given", "row_scores", "row_scores_tests"),
-    "02_eager_vs_graph": ("predict_given", "predict", "predict_tests"),
-    "03_keras_fit": ("predict_given", "predict_fast", "predict_fast_speed_tests"),
-    "04_tf_data": ("pipeline_given", "fast_pipeline", "pipeline_speed_tests"),
-    "05_gpu_sync": ("incident_given", "train", "train_speed_tests"),
-    "06_device_ceilings": ("activation_given", "activation", "activation_speed_tests"),
-    "07_beyond_one_device": ("served_given", "served", "served_speed_tests"),
-    "08_capstone": ("fixed_script_given", "fixed_script", "fixed_script_speed_tests"),
-}
-SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.M)
 
 
 def chapter_id(case) -> str:
     return case[0].split("/")[0] + (f"-{case[4]}" if len(case) > 4 else "")
-
-
-def reference_answer(notebook: str, grade_id: str) -> str:
-    """The reference answer of an answer cell, as a learner would type it (the solution without nbgrader's marks)."""
-    nb = nbformat.read(REPO / "solutions" / notebook, as_version=4)
-    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
-    return SOLUTION_MARKERS.sub("", cell.source)
 
 
 def wait_for_run(panel, number: int, timeout_ms: int = 240_000) -> str:
@@ -140,11 +119,10 @@ def commit_a_prediction(nb: NotebookPage) -> None:
 def answer_and_check(nb: NotebookPage, chapter: str, artifacts) -> str:
     """After a reload: the exercise's given cell run again, the reference answer written and run, then its speed
     Check, which must pass. Returns what the Check printed."""
-    notebook = next(c[0] for c in CHAPTERS if c[0].startswith(chapter))
     given, answer, check = EXERCISES[chapter]
     nb.run(nb.index(grade_id=given))  # run again: harmless
     answer_cell = nb.index(grade_id=answer)
-    nb.set_source(answer_cell, reference_answer(notebook, answer))
+    nb.set_source(answer_cell, reference_answer(chapter, answer))
     nb.run(answer_cell)
     assert nb.errors(answer_cell) == []
     check_cell = nb.index(grade_id=check)
@@ -235,7 +213,7 @@ def stock_lab(tmp_path, artifacts):
     stop_lab(lab)
 
 
-def test_a_speed_check_passes_after_a_widget_where_widget_messages_use_a_kernel_subshell(page, stock_lab, artifacts):
+def test_a_speed_check_passes_after_a_widget_where_widget_messages_use_a_kernel_subshell(stock_lab, page, artifacts):
     """With JupyterLab's own default, the first widget makes the kernel start a subshell thread after the setup
     cell: the reference answer's speed Check still passes, after a reload too."""
     nb = NotebookPage(page, stock_lab, "05_gpu_sync/gpu_sync_pitfalls.ipynb").open()

@@ -29,6 +29,7 @@ import builtins
 import copy
 import dis
 import functools
+import linecache
 import operator
 import os
 import sys
@@ -85,7 +86,7 @@ class _Given:
     defaults: Any
     namespace: dict
     names: dict[str, Any]
-    cell: types.CodeType | None = None
+    cell: str | types.CodeType | None = None
 
 
 @dataclass
@@ -272,15 +273,14 @@ def given(*functions: Callable[..., Any]) -> None:
     """Register functions a locked cell defines: checks fail if they, or a name they use, change later.
 
     The first registration of a name stands. The same cell run again registers its new functions in place of the
-    old ones: it is recognized by its code (the code of the cell that calls this, as Python compiled it), and every
-    name the functions use that the cell does not itself define must still be what it was. Registering the name
+    old ones: it is recognized by its source (:func:`_cell_of`), and every name the functions use that the cell does
+    not itself define must still be what it was. Registering the name
     from other code, or with other code, counts as a change. Names the functions use must not shadow a builtin or
     stand for a fake of a library module already when they are registered.
     """
     if _snapshot is None:
         return
-    caller = sys._getframe(1)
-    cell = caller.f_code if caller.f_code.co_name == "<module>" else None  # a cell's code runs as a module's
+    cell = _cell_of(sys._getframe(1))
     for fn in functions:
         python_fn = getattr(fn, "python_function", fn)
         code = getattr(python_fn, "__code__", None)
@@ -310,8 +310,20 @@ def given(*functions: Callable[..., Any]) -> None:
         _snapshot.given[name] = _Given(name, fn, code, getattr(python_fn, "__defaults__", None), namespace, names, cell)
 
 
+def _cell_of(frame: types.FrameType) -> str | types.CodeType | None:
+    """What identifies the cell that called :func:`given`: its whole source where Python's line cache holds it under
+    the caller's file name (IPython keeps every cell there, and compiles each top-level statement of a cell on its
+    own, so the caller's code is one statement), else the caller's code (a cell run whole, as the grading's workers
+    run them); None for a call from inside a function."""
+    code = frame.f_code
+    if code.co_name != "<module>":  # a cell's code runs as a module's
+        return None
+    lines = linecache.getlines(code.co_filename)
+    return "".join(lines) if lines else code
+
+
 def _changed_by_running_again(
-    known: _Given, fn: Any, namespace: dict, names: dict[str, Any], cell: types.CodeType | None
+    known: _Given, fn: Any, namespace: dict, names: dict[str, Any], cell: str | types.CodeType | None
 ) -> list[str]:
     """Why registering ``fn`` again is a change, or nothing where the given cell was run again as it is."""
     twice = [f"{known.name} (registered as given code twice)"]
@@ -366,9 +378,15 @@ def _same_definition(a: Any, b: Any) -> bool:
         return False
 
 
-def _names_stored(code: types.CodeType) -> set[str]:
-    """The global names a cell's code assigns (definitions, imports and assignments at its top level)."""
-    return {i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
+def _names_stored(cell: str | types.CodeType) -> set[str]:
+    """The global names a cell (its source or its code) assigns: definitions, imports and assignments at its top
+    level."""
+    if isinstance(cell, str):
+        try:
+            cell = compile(cell, "<cell>", "exec")
+        except SyntaxError:
+            return set()
+    return {i.argval for i in dis.get_instructions(cell) if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
 
 
 def is_given(fn: Any) -> bool:

@@ -35,9 +35,13 @@ NOISE_PATTERN = (
 def quiet_tensorflow(level: str = "3") -> None:
     """Lower TensorFlow's C++ log level (only effective before ``import tensorflow``).
 
-    A value already set in the environment wins, so a learner can ask for more.
+    A value already set in the environment wins, so a learner can ask for more. Written without a method call on
+    ``os.environ``: library code calls :func:`tensorflow` inside ``tf.function`` bodies, where AutoGraph tries to
+    convert every function called, cannot find the source of ``os.environ``'s methods, and (in a notebook) prints a
+    warning on stdout, which the prints checks count as the learner's.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
+    if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = level
 
 
 @dataclass

@@ -221,3 +221,31 @@ def test_nbgraders_validate_still_reports_an_unwritten_exercise_as_failing(tmp_p
     failed = results.get("failed", [])
     assert [f["source"].splitlines()[0] for f in failed] == ["# Check: run this cell to test your answer."], results
     assert "not written yet" in failed[0]["error"]
+
+
+GIVEN_CELL = (
+    "import numpy as np\n"
+    "from tfperf import grading\n"
+    "SCALE = np.float32(2)\n"
+    "def slow(x):\n    return x * SCALE\n\n"
+    "grading.given(slow)\n"
+)
+CHECK = "grading.check_function(lambda x: x * 2, (1.0,), 2.0, what='double')"
+
+
+def test_a_given_cell_run_again_in_the_kernel_is_harmless_and_a_changed_one_is_not():
+    """IPython compiles each statement of a cell on its own: the given cell is recognized by its whole source (a
+    constant it defines is a new object when it runs again)."""
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply, outputs = execute(client, "from tfperf.grading import guard\nguard.arm()")
+        assert reply["status"] == "ok", outputs
+        for _ in range(3):
+            assert execute(client, GIVEN_CELL)[0]["status"] == "ok"
+            reply, outputs = execute(client, CHECK)
+            assert reply["status"] == "ok", outputs
+        assert execute(client, GIVEN_CELL.replace("np.float32(2)", "np.float32(0)"))[0]["status"] == "ok"
+        assert "slow (registered as given code twice)" in the_error(*execute(client, CHECK))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
