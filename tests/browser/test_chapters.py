@@ -147,6 +147,10 @@ def test_a_learners_walk_through_the_chapter(
     later panel: the cells above it, then the panel alone.)"""
     chapter = notebook.split("/")[0]
     walk = panel_text == FIRST_PANEL
+    if walk:  # a copy of its own: the walk saves the notebook, which the other tests open untouched
+        (learner_lab.root / "walks" / chapter).mkdir(parents=True, exist_ok=True)
+        shutil.copy(learner_lab.root / notebook, learner_lab.root / "walks" / notebook)
+        notebook = f"walks/{notebook}"
     nb = NotebookPage(page, learner_lab, notebook).open()
     panel_cell = nb.index(containing=panel_text)
     if walk:
@@ -183,7 +187,8 @@ def test_a_learners_walk_through_the_chapter(
         panel.locator(".widget-output", has_text=printed).wait_for(timeout=10_000)
     name = chapter + ("" if walk else f"-{panel_text}")
     panel.screenshot(path=str(artifacts / f"{name}-panel-after-two-runs.png"))
-    assert nb.add_cell_and_run("print([run.label for run in panel.runs])").strip() == "['run 1', 'run 2']"
+    if sum("ExperimentPanel(" in c["source"] for c in nb.cells()) == 1:  # else `panel` names the chapter's last one
+        assert nb.add_cell_and_run("print([run.label for run in panel.runs])").strip() == "['run 1', 'run 2']"
     assert nb.widget_failures() == []
     if not walk:
         assert nb.stderr_outputs() == []

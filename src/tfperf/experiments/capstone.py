@@ -348,7 +348,7 @@ def plot_waterfall(fig, runs) -> None:
                 linewidth=0.8,
             )
             gain = f"{before / ms:.2f}x\n" if i else ""
-            ax.annotate(f"{gain}{ms:.2f} ms", (x, high), ha="center", va="bottom", fontsize=8 if k else 9)
+            ax.annotate(f"{gain}{ms:.2f} ms", (x, high), ha="center", va="bottom", fontsize=9 if len(drawn) == 1 else 7)
     ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
     ax.set_yscale("log")
     ax.set_ylim(floor, max(every_ms) * 2.5)
