@@ -661,7 +661,7 @@ def test_reference_runs_top_to_bottom_without_errors(graded_course, assignment, 
 
 
 #: What IPython shows for the course's own short failures (GradingFailure._render_traceback_).
-SHORT_ERRORS = ("GradingFailure", "NotWritten")
+SHORT_ERRORS = ("GradingFailure", "AnswerNotWritten", "NotWritten")
 
 
 def untouched_problems(nb: nbformat.NotebookNode) -> list[str]:
