@@ -261,10 +261,18 @@ def diagnose(script: Path, *, steps: int, warmup: int, as_json: bool, profile_di
     if not script.is_file():
         print(f"no such script: {script}", file=sys.stderr)
         return 2
+    # TensorFlow's own start-up lines (the absl preamble, oneDNN's notice) bypass TF_CPP_MIN_LOG_LEVEL and come when
+    # the script imports it: kept off the report; what else the script wrote to stderr is shown after its run
+    captured, problem = logs.Captured(), None
     try:
-        found = diagnose_script(script, steps=steps, warmup=warmup, profile_dir=profile_dir)
+        with logs.captured_stderr() as captured:
+            found = diagnose_script(script, steps=steps, warmup=warmup, profile_dir=profile_dir)
     except ValueError as err:
-        print(err, file=sys.stderr)
+        problem = err
+    finally:
+        logs.replay_unless_noise(captured)
+    if problem is not None:
+        print(problem, file=sys.stderr)
         return 2
     print(json.dumps(found.to_dict(), indent=1) if as_json else found.report())
     return 0

@@ -28,6 +28,7 @@ NOISE_PATTERN = (
     r"(^|\n)(WARNING: All log messages before absl::InitializeLog\(\)"
     r"|[IWEF]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\]"
     r"|.*cuInit"
+    r"|To enable the following instructions: .* rebuild TensorFlow"
     r"|.*\w+Warning: )"
 )
 

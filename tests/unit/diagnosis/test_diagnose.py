@@ -507,3 +507,28 @@ def test_a_script_with_a_generator_pipeline_exits_when_diagnosed(tmp_path):
     command = [sys.executable, "-m", "tfperf", "diagnose", "gen.py", "--steps", "4"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and "4 steps diagnosed" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_command_keeps_tensorflows_start_up_lines_off_the_report_but_not_the_scripts_own(tmp_path):
+    """oneDNN's notice is printed through absl before its logging starts, whatever TF_CPP_MIN_LOG_LEVEL says (it is
+    on by default on CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX; TF_ENABLE_ONEDNN_OPTS=1 turns it on here)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nimport tensorflow as tf\nw = tf.Variable(1.0)\nprint('a line of my own', file=sys.stderr)\n"
+        "def train(steps):\n    for _ in range(steps):\n        w.assign_add(1.0)\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "tfperf", "diagnose", str(script), "--steps", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "a line of my own", done.stderr
+    assert "steps diagnosed" in done.stdout
