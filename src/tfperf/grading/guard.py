@@ -14,10 +14,10 @@ longer matches the snapshot:
   transformers, and the throughput targets (IPython's event callbacks are left alone:
   plotting libraries register theirs; what a callback changes is seen when a check starts);
 - the given code that a locked cell registered with :func:`given` (the functions, and
-  every global name they use);
+  every global name they use; the same cell run again is no change);
 - while code is being timed: no thread started since :func:`arm` other than the
-  library's own, and no child process but the library's tf.data service servers
-  (:func:`assert_nothing_competes`).
+  library's own and the Jupyter kernel's (its subshells, while idle), and no child process
+  but the library's tf.data service servers (:func:`assert_nothing_competes`).
 
 What it cannot see is said in docs/instructors.md: code that never lets a check run,
 and changes to parts of TensorFlow written in C++.
