@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.diagnosis.findings import Counts, Finding, decide
-from tfperf.measure import graph_dtypes, host_syncs, op_counts, profile_analysis, timing, traces
+from tfperf.measure import ceilings, graph_dtypes, host_syncs, op_counts, profile_analysis, timing, traces
 from tfperf.runtime import device, logs
 
 #: Where tf.data's own functions are defined: those it traces for a pipeline's transformations (``map``,
@@ -95,8 +95,6 @@ class Diagnosis:
 def _card(card: Any) -> Any:
     """``card``, or this device's cached card for ``"cached"`` (None when none was measured)."""
     if isinstance(card, str) and card == "cached":
-        from tfperf.measure import ceilings
-
         return ceilings.cached()
     return card
 
@@ -107,9 +105,11 @@ def _ceiling(card: Any, name: str) -> float | None:
 
 
 def _low_precision(card: Any) -> tuple[str, float] | None:
-    """The card's fastest of bfloat16 and float16 matmuls, and its rate over float32's (TensorFloat-32's where the
-    card has it: float32 matmuls run so by default where it exists)."""
-    float32 = max(filter(None, (_ceiling(card, "matmul_float32"), _ceiling(card, "matmul_tf32"))), default=None)
+    """The card's fastest of bfloat16 and float16 matmuls, and its rate over the rate float32 matmuls run at here
+    (TensorFloat-32's where it is on and the card measured it: :func:`tfperf.measure.ceilings.float32_roof`)."""
+    if card is None:
+        return None
+    float32 = _ceiling(card, ceilings.float32_roof(card))
     lower = [(dtype, _ceiling(card, f"matmul_{dtype}")) for dtype in ("bfloat16", "float16")]
     lower = [(dtype, rate) for dtype, rate in lower if rate]
     if not float32 or not lower:

@@ -3,12 +3,14 @@
 A step's time per call has three floors, each from this device's card (:mod:`tfperf.measure.ceilings`):
 
 - **overhead**: launching it at all (the card's ``function_call``: one call of a small ``tf.function``);
-- **memory**: the bytes it moves (:mod:`tfperf.measure.bytes_moved`) over the card's memory bandwidth;
-- **compute**: its floating-point operations over the card's best float32 matmul rate.
+- **memory**: the bytes it moves (:mod:`tfperf.measure.bytes_moved`) over the card's memory bandwidth at the size of
+  its tensors (:func:`tfperf.measure.ceilings.memory_roof`: a small tensor stays in a cache);
+- **compute**: its floating-point operations over the card's best float32 matmul rate, the one float32 matmuls run
+  at here (with TensorFloat-32 where it is on: :func:`tfperf.measure.ceilings.float32_roof`).
 
 The largest floor names the step's regime (overhead-, memory- or compute-bound): what a fix must reduce.
-The roofline plot (FLOP/s against FLOPs per byte) draws the memory and compute roofs of the card and
-places each measured step under them.
+The roofline plot (FLOP/s against FLOPs per byte) draws the card's compute roof and one memory roof per tensor
+size it measured (a cache-aware roofline), and places each measured step under them.
 """
 
 from __future__ import annotations
@@ -62,8 +64,16 @@ def make_step(kind: str, n: int, *, xla: bool = False) -> tuple[Callable[..., An
     raise ValueError(f"unknown step {kind!r}: one of 'tiny add', 'elementwise chain', 'matmul'")
 
 
-def floors(card: ceilings.Card, flops: float, nbytes: float) -> dict[str, float]:
-    """Seconds per call that each of the card's ceilings allows at best: ``overhead``, ``memory``, ``compute``."""
+def tensor_bytes(kind: str, n: int) -> int:
+    """The bytes of one of the example step's tensors (its working set per op): ``n`` values, or ``n``×``n`` for a
+    matmul, of float32."""
+    return 4 * (n * n if kind == "matmul" else n)
+
+
+def floors(card: ceilings.Card, flops: float, nbytes: float, tensor_size: float | None = None) -> dict[str, float]:
+    """Seconds per call that each of the card's ceilings allows at best: ``overhead``, ``memory`` (at tensors of
+    ``tensor_size`` bytes, :func:`tfperf.measure.ceilings.memory_roof`), ``compute`` (float32 matmuls as they run
+    here, :func:`tfperf.measure.ceilings.float32_roof`)."""
 
     def value(name: str) -> float:
         found = card.get(name)
@@ -73,14 +83,14 @@ def floors(card: ceilings.Card, flops: float, nbytes: float) -> dict[str, float]
 
     return {
         "overhead": value("function_call"),
-        "memory": nbytes / value("memory_bandwidth"),
-        "compute": flops / value("matmul_float32"),
+        "memory": nbytes / ceilings.memory_roof(card, tensor_size)[0],
+        "compute": flops / value(ceilings.float32_roof(card)),
     }
 
 
-def regime(card: ceilings.Card, flops: float, nbytes: float) -> str:
+def regime(card: ceilings.Card, flops: float, nbytes: float, tensor_size: float | None = None) -> str:
     """``"overhead"``, ``"memory"`` or ``"compute"``: the largest of the step's :func:`floors`."""
-    bounds = floors(card, flops, nbytes)
+    bounds = floors(card, flops, nbytes, tensor_size)
     return max(REGIMES, key=bounds.get)
 
 
@@ -104,7 +114,7 @@ def measure_steps(
         fn, args, flops = make_step(kind, n, xla=xla)
         nbytes, how = bytes_moved.bytes_moved(fn, args)
         seconds = timing.measure(lambda fn=fn, args=args: fn(*args), repeats=repeats, warmup=2, min_time=0.05).median
-        bounds = floors(card, flops, nbytes)
+        bounds = floors(card, flops, nbytes, tensor_bytes(kind, n))
         records.append(
             {
                 "step": kind,
@@ -113,6 +123,7 @@ def measure_steps(
                 "seconds": seconds,
                 "flops": flops,
                 "bytes": nbytes,
+                "tensor_bytes": tensor_bytes(kind, n),
                 "bytes_read_as": how,
                 "flops_per_s": flops / seconds,
                 "bytes_per_s": nbytes / seconds,
@@ -131,30 +142,55 @@ def describe(record: dict, card: ceilings.Card) -> str:
     """One line for a measured step: its time, its regime and its share of the ceiling that bounds it."""
     line = f"{record['step']:18s} n={record['n']:<9d} {record['seconds'] * 1e3:9.3f} ms  {record['regime']}-bound"
     if record["regime"] == "memory":
-        line += f"; {ceilings.share(record['bytes_per_s'], 'memory_bandwidth', card)}"
+        line += (
+            f"; {ceilings.share(record['bytes_per_s'], 'memory_bandwidth', card, tensor_bytes=record['tensor_bytes'])}"
+        )
     elif record["regime"] == "compute":
         line += f"; {ceilings.share(record['flops_per_s'], 'matmul_float32', card)}"
     else:
         call = card.get("function_call")
-        line += f"; {record['seconds'] / call.value:.1f} times the card's tf.function call" if call else ""
+        times = record["seconds"] / call.value if call else None
+        if times is not None and times * ceilings.NOISE < 1:
+            line += f"; {times:.2f} times the card's tf.function call: below it, so the card does not bound it here"
+        elif times is not None:
+            line += f"; {times:.1f} times the card's tf.function call"
     return line
 
 
 def plot_roofline(fig, runs, card: ceilings.Card) -> None:
-    """The card's roofs (memory bandwidth × intensity, up to the best float32 matmul rate) and each measured
-    step under them, labelled with its regime."""
+    """The card's roofs and each measured step under them, labelled with its regime: the compute roof (the rate
+    float32 matmuls run at here), and a memory roof (bandwidth × intensity) for each of up to three tensor sizes of
+    the card's memory sweep, thicker for larger tensors; a step is bounded by the roof of its own tensors' size. The
+    dotted line: where the largest tensors' roof meets the compute roof."""
     import numpy as np
 
     from tfperf.lesson import plots
 
     ax = fig.subplots()
-    peak, bandwidth = card.get("matmul_float32").value, card.get("memory_bandwidth").value
+    roof = ceilings.float32_roof(card)
+    peak = card.get(roof).value
     points = [r for run in runs for r in run.records]
     low = min([0.01, *(r["intensity"] / 3 for r in points)])
     high = max([1000.0, *(r["intensity"] * 3 for r in points)])
     x = np.logspace(np.log10(low), np.log10(high), 200)
-    ax.loglog(x, np.minimum(peak, bandwidth * x), color="black", linewidth=1.5, label="this device's roofs")
-    ax.axvline(peak / bandwidth, color="grey", linestyle=":", linewidth=1)
+    memory = card.sweeps.get("memory") or [
+        {"tensor_bytes": None, "bytes_per_second": card.get("memory_bandwidth").value}
+    ]
+    shown = memory if len(memory) <= 3 else [memory[0], memory[len(memory) // 2], memory[-1]]
+    for row, width in zip(shown, (0.8, 1.1, 1.5)[-len(shown) :]):
+        bandwidth = row["bytes_per_second"]
+        size = f"tensors of {ceilings.readable_size(row['tensor_bytes'])}" if row["tensor_bytes"] else "memory"
+        ax.loglog(
+            x,
+            np.minimum(peak, bandwidth * x),
+            color="black",
+            linewidth=width,
+            alpha=0.4 + 0.2 * width,
+            label=f"memory roof, {size}: {bandwidth / 1e9:.3g} GB/s",
+        )
+    what = "float32 with TensorFloat-32" if roof == "matmul_tf32" else "float32"
+    ax.axhline(peak, color="black", linewidth=1.5, label=f"compute roof: {what} matmuls, {peak / 1e9:.3g} GFLOP/s")
+    ax.axvline(peak / memory[-1]["bytes_per_second"], color="grey", linestyle=":", linewidth=1)
     markers = {"overhead": "s", "memory": "o", "compute": "^"}
     for number, (run, prefix, _style) in enumerate(plots.each_run(runs)):
         for r in run.records:

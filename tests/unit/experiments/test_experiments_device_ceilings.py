@@ -74,10 +74,24 @@ def test_the_roofline_draws_the_roofs_and_one_marker_per_step():
     dc.plot_roofline(fig, [plots.Run("r", records=records)], card)
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
-    assert labels[0] == "this device's roofs"
+    assert labels[:2] == ["memory roof, memory: 100 GB/s", "compute roof: float32 matmuls, 1e+03 GFLOP/s"]
     assert "matmul: compute-bound" in labels and "elementwise chain (XLA): memory-bound" in labels
     roof = ax.get_lines()[0].get_ydata()
     assert max(roof) == pytest.approx(1e12)  # flat at the matmul rate
+    plt.close(fig)
+
+    card.sweeps["memory"] = [  # a cache-aware roofline: one memory roof per tensor size the card measured
+        {"elements": n, "tensor_bytes": 4 * n, "bytes_per_second": rate, "how": "x"}
+        for n, rate in ((2**16, 4e11), (2**18, 3e11), (2**20, 2e11), (2**22, 1e11))
+    ]
+    fig = plt.figure()
+    dc.plot_roofline(fig, [plots.Run("r", records=records)], card)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert labels[:3] == [
+        "memory roof, tensors of 256 KiB: 400 GB/s",
+        "memory roof, tensors of 4 MiB: 200 GB/s",
+        "memory roof, tensors of 16 MiB: 100 GB/s",
+    ]
     plt.close(fig)
 
 

@@ -84,3 +84,45 @@ def test_a_measurement_as_a_share_of_the_cached_card_never_measures(tmp_path, mo
     assert ceilings.share(1.8e7, "matmul_float32", card).startswith("0.0018% of")
     assert ceilings.share(5e11, "matmul_float32", card).startswith("50% of")
     assert ceilings.share(1.0, "copy_h2d", card) == ""  # not on this card
+
+
+def _card_with(*rows):
+    card = ceilings.Card(device="made up", device_class="gpu", tensorflow=tf.__version__)
+    card.ceilings += [ceilings.Ceiling(name, value, unit) for name, value, unit in rows]
+    return card
+
+
+def test_float32_matmuls_run_at_the_tf32_row_where_tensorfloat_32_is_on():
+    """TensorFlow runs float32 matmuls with TensorFloat-32 by default on Ampere and later: there the card's tf32 row
+    is float32's roof (an H100's 51.5 against 384 TFLOP/s), for the shares, the floors and the roofline alike."""
+    card = _card_with(("matmul_float32", 51.5e12, "FLOP/s"), ("matmul_tf32", 384e12, "FLOP/s"))
+    assert ceilings.float32_roof(card, tf32=True) == "matmul_tf32"
+    assert ceilings.float32_roof(card, tf32=False) == "matmul_float32"
+    assert ceilings.float32_roof(_card_with(("matmul_float32", 1e12, "FLOP/s")), tf32=True) == "matmul_float32"
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    try:
+        tf.config.experimental.enable_tensor_float_32_execution(True)
+        assert ceilings.share(192e12, "matmul_float32", card) == (
+            "50% of the best float32 matmul rate (with TensorFloat-32, on here) on your device card"
+        )
+        assert ceilings.roofs(card)["matmul_float32"] == 384e12
+        tf.config.experimental.enable_tensor_float_32_execution(False)
+        assert ceilings.share(25.75e12, "matmul_float32", card).startswith("50% of the best float32 matmul rate on")
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(before)
+
+
+def test_a_step_is_compared_with_the_bandwidth_measured_at_its_tensors_size():
+    card = _card_with(("memory_bandwidth", 20e9, "B/s"))
+    card.sweeps["memory"] = [
+        {"elements": 2**16, "tensor_bytes": 2**18, "bytes_per_second": 300e9, "how": "x"},
+        {"elements": 2**20, "tensor_bytes": 2**22, "bytes_per_second": 100e9, "how": "x"},
+        {"elements": 2**24, "tensor_bytes": 2**26, "bytes_per_second": 20e9, "how": "x"},
+    ]
+    assert ceilings.memory_roof(card, 2**22) == (100e9, "at tensors of 4 MiB")
+    assert ceilings.memory_roof(card, 2**26)[0] == 20e9
+    assert ceilings.memory_roof(card, 2**10)[0] == 300e9  # smaller than any measured: the nearest size
+    assert ceilings.memory_roof(card)[0] == 20e9  # no size: the card's main-memory figure
+    assert ceilings.share(50e9, "memory_bandwidth", card, tensor_bytes=2**22) == (
+        "50% of the memory bandwidth on your device card at tensors of 4 MiB"
+    )
