@@ -193,10 +193,13 @@ def scaling(
     progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """Step time and throughput for 1, 2, ... ``len(devices)`` replicas (the first ones) at a fixed per-replica
-    batch, so that the global batch grows with the replicas; the all-reduce of the model's gradients timed alone
-    on the same replicas. Medians of ``repeats`` synced samples of at least ``min_time`` seconds. One record per
-    replica count: ``replicas``, ``global_batch``, ``ms_per_step``, ``examples_per_second``, ``all_reduce_ms``,
-    ``all_reduce_share`` (of the step) and ``efficiency`` (examples per second / (replicas x those of one))."""
+    batch, so that the global batch grows with the replicas; and what the all-reduce of the model's gradients adds:
+    one ``strategy.run`` of the reduction alone on the same replicas, less the same call on one replica (a call's
+    fixed cost, with nothing to reduce). It reduces one tensor of all the gradients' values, where Keras reduces one
+    per variable. Medians of ``repeats`` synced samples of at least ``min_time`` seconds. One record per replica
+    count: ``replicas``, ``global_batch``, ``ms_per_step``, ``examples_per_second``, ``call_ms`` (the one-replica
+    call), ``all_reduce_ms`` (what more replicas add to it), ``all_reduce_share`` (of the step) and ``efficiency``
+    (examples per second / (replicas x those of one))."""
     from tfperf.runtime import replicas as replica_devices
 
     records: list[dict[str, Any]] = []
@@ -207,14 +210,17 @@ def scaling(
         seconds = timing.measure(step, repeats=repeats, min_time=min_time).median
         reduce_seconds = timing.measure(all_reduce(strategy, floats), repeats=repeats, min_time=min_time).median
         rate = count * per_replica / seconds
+        call = records[0]["call_ms"] / 1e3 if records else reduce_seconds  # one replica: nothing is reduced
+        added = max(0.0, reduce_seconds - call)
         records.append(
             {
                 "replicas": count,
                 "global_batch": count * per_replica,
                 "ms_per_step": 1e3 * seconds,
                 "examples_per_second": rate,
-                "all_reduce_ms": 1e3 * reduce_seconds,
-                "all_reduce_share": reduce_seconds / seconds,
+                "call_ms": 1e3 * call,
+                "all_reduce_ms": 1e3 * added,
+                "all_reduce_share": added / seconds,
                 "efficiency": rate / (count * records[0]["examples_per_second"]) if records else 1.0,
             }
         )
@@ -225,7 +231,7 @@ def scaling(
 
 def plot_scaling(fig: Any, runs: Sequence[Any]) -> None:
     """Draw runs of :func:`scaling`: examples per second against replicas, with the ideal (one replica's rate times
-    the replicas) dotted; and the efficiency and the all-reduce's share of a step."""
+    the replicas) dotted; and the efficiency and the share of a step that the all-reduce adds."""
     from tfperf.lesson import plots
 
     ax_rate, ax_share = fig.subplots(1, 2)
@@ -242,9 +248,9 @@ def plot_scaling(fig: Any, runs: Sequence[Any]) -> None:
             one = run.records[0]["examples_per_second"]
             ax_rate.plot(counts, [one * c for c in counts], linestyle=":", color=color, label=f"{prefix}ideal")
         line(ax_share, "efficiency", "o", "efficiency")
-        line(ax_share, "all_reduce_share", "s", "all-reduce share of a step", alpha=0.6)
+        line(ax_share, "all_reduce_share", "s", "what the all-reduce adds, share of a step", alpha=0.6)
     ax_rate.set(xlabel="replicas", ylabel="examples per second", title="Throughput (higher is better)")
-    ax_share.set(xlabel="replicas", ylabel="fraction", title="Efficiency, and the all-reduce's share")
+    ax_share.set(xlabel="replicas", ylabel="fraction", title="Efficiency, and what the all-reduce adds")
     for ax in (ax_rate, ax_share):
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(True, alpha=0.3)

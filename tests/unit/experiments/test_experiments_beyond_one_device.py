@@ -40,9 +40,11 @@ def test_scaling_times_one_then_two_replicas_on_a_growing_global_batch():
     one, two = got["records"]
     assert (one["replicas"], one["global_batch"], two["replicas"], two["global_batch"]) == (1, 16, 2, 32)
     for record in (one, two):
-        assert record["ms_per_step"] > 0 and record["all_reduce_ms"] > 0
+        assert record["ms_per_step"] > 0 and record["call_ms"] > 0
         assert record["examples_per_second"] == pytest.approx(record["global_batch"] / record["ms_per_step"] * 1e3)
         assert record["all_reduce_share"] == pytest.approx(record["all_reduce_ms"] / record["ms_per_step"])
+    # one replica reduces nothing: what the all-reduce adds is what two replicas' call costs beyond one's
+    assert one["all_reduce_ms"] == 0 and two["call_ms"] == one["call_ms"] and two["all_reduce_ms"] >= 0
     assert one["efficiency"] == 1.0
     assert two["efficiency"] == pytest.approx(two["examples_per_second"] / (2 * one["examples_per_second"]))
     assert got["done"] == [[1, 2], [2, 2]]
