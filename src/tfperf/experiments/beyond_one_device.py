@@ -195,8 +195,8 @@ def scaling(
     """Step time and throughput for 1, 2, ... ``len(devices)`` replicas (the first ones) at a fixed per-replica
     batch, so that the global batch grows with the replicas; and what the all-reduce of the model's gradients adds:
     one ``strategy.run`` of the reduction alone on the same replicas, less the same call on one replica (a call's
-    fixed cost, with nothing to reduce). It reduces one tensor of all the gradients' values, where Keras reduces one
-    per variable. Medians of ``repeats`` synced samples of at least ``min_time`` seconds. One record per replica
+    fixed cost, with nothing to reduce). It reduces one tensor of all the gradients' values, as Keras's optimizer does
+    in a compiled step (by default every gradient goes into one pack: concatenated, reduced, split again). Medians of ``repeats`` synced samples of at least ``min_time`` seconds. One record per replica
     count: ``replicas``, ``global_batch``, ``ms_per_step``, ``examples_per_second``, ``call_ms`` (the one-replica
     call), ``all_reduce_ms`` (what more replicas add to it), ``all_reduce_share`` (of the step) and ``efficiency``
     (examples per second / (replicas x those of one))."""

@@ -189,8 +189,8 @@ def low_precision_pays(compute_dtype: str = "float16", *, at_least: float = PAYS
     print(
         f"On this {kind}, a {n}x{n} matmul in {compute_dtype} ran {gain:.2f}x as fast as in float32, under the "
         f"{at_least}x it takes for mixed precision to pay: no speed is graded here, only what the checks above "
-        f"graded. Where the card says low precision is much faster (a GPU with tensor cores), this check also "
-        f"times your model."
+        f"graded. Where a {compute_dtype} matmul measures at least {at_least}x as fast as float32 (a GPU with "
+        f"tensor cores), this check also times your model."
     )
     return False
 
