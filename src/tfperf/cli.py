@@ -254,27 +254,45 @@ def report(notebooks: list[Path], out: Path | None, size: str, timeout: int | No
     return 0 if clean else 1
 
 
-def diagnose(script: Path, *, steps: int, warmup: int, as_json: bool, profile_dir: Path | None = None) -> int:
-    """Run ``train(steps)`` of ``script`` with the counters on and print what slows it (tfperf.diagnosis)."""
-    from tfperf.diagnosis.run import diagnose_script
+def diagnose(
+    script: Path,
+    args: list[str],
+    *,
+    steps: int,
+    warmup: int,
+    as_json: bool,
+    everything: bool = False,
+    profile_dir: Path | None = None,
+    input_wait: bool = True,
+    db_url: str | None = None,
+) -> int:
+    """Run a training script as it is, diagnose its steps, print what slows it and record the diagnosis in the run
+    registry (tfperf.diagnosis.script)."""
+    from tfperf.diagnosis import registry
+    from tfperf.diagnosis.script import ScriptProblem, diagnose_script
 
-    if not script.is_file():
-        print(f"no such script: {script}", file=sys.stderr)
-        return 2
     # TensorFlow's own start-up lines (the absl preamble, oneDNN's notice) bypass TF_CPP_MIN_LOG_LEVEL and come when
     # the script imports it: kept off the report; what else the script wrote to stderr is shown after its run
     captured, problem = logs.Captured(), None
     try:
         with logs.captured_stderr() as captured:
-            found = diagnose_script(script, steps=steps, warmup=warmup, profile_dir=profile_dir)
-    except ValueError as err:
+            found = diagnose_script(
+                script, args, steps=steps, warmup=warmup, profile_dir=profile_dir, input_wait=input_wait
+            )
+    except ScriptProblem as err:
         problem = err
     finally:
         logs.replay_unless_noise(captured)
     if problem is not None:
-        print(problem, file=sys.stderr)
+        print(f"tfperf diagnose: {problem}", file=sys.stderr)
         return 2
-    print(json.dumps(found.to_dict(), indent=1) if as_json else found.report())
+    print(json.dumps(found.to_dict(), indent=1) if as_json else found.report(everything=everything))
+    try:
+        kept = registry.Registry(db_url).add(registry.diagnosis_run(found, script))
+        if not as_json:
+            print(f"Recorded in the run registry as run {kept.id} (python -m tfperf runs --name '{kept.name}').")
+    except Exception as err:  # noqa: BLE001 (a registry that cannot be written: the diagnosis still stands)
+        print(f"tfperf diagnose: the run registry could not record this diagnosis: {err}", file=sys.stderr)
     return 0
 
 
@@ -305,16 +323,25 @@ def main(argv: list[str] | None = None) -> int:
     ceil.add_argument("--force", action="store_true", help="measure again even if a card is cached")
     ceil.add_argument("--json", action="store_true", help="print the card as JSON")
     diag = sub.add_parser(
-        "diagnose", help="run a script's train(steps) with the course's counters on; say what slows it"
+        "diagnose",
+        help="run a training script as it is, measure its training steps with the course's counters, say what slows it",
     )
-    diag.add_argument("script", type=Path, help="a Python file that defines train(steps)")
-    diag.add_argument("--steps", type=int, default=20, help="steps counted (default 20)")
-    diag.add_argument("--warmup", type=int, default=2, help="steps run first, not counted (default 2)")
+    diag.add_argument("script", type=Path, help="a Python training script, run unmodified as __main__")
+    diag.add_argument("script_args", nargs="*", metavar="ARG", help="the script's own arguments, after --")
+    diag.add_argument("--steps", type=int, default=20, help="training steps measured (default 20)")
+    diag.add_argument("--warmup", type=int, default=2, help="training steps run first, not measured (default 2)")
     diag.add_argument("--json", action="store_true", help="print the counts and findings as JSON")
+    diag.add_argument("--all", action="store_true", help="also say in full what was checked and is not worth fixing")
     diag.add_argument(
         "--profile-dir",
         type=Path,
-        help="also capture 10 more steps with the TensorFlow Profiler there: XProf's analysis of them decides input-bound",
+        help="keep the TensorFlow Profiler's capture of 5 more steps there, for XProf (by default it is temporary)",
+    )
+    diag.add_argument(
+        "--no-input", action="store_true", help="do not capture more steps with the Profiler for the input wait"
+    )
+    diag.add_argument(
+        "--db-url", help="the run registry to record the diagnosis in (default: $TFPERF_RUNS_DB or SQLite)"
     )
     rn = sub.add_parser("runs", help="list the training runs recorded in the run registry")
     rn.add_argument("--db-url", help="the registry's database (a SQLAlchemy URL; default: $TFPERF_RUNS_DB or SQLite)")
@@ -420,7 +447,15 @@ def main(argv: list[str] | None = None) -> int:
         return ceilings(args.size, force=args.force, as_json=args.json)
     if args.command == "diagnose":
         return diagnose(
-            args.script, steps=args.steps, warmup=args.warmup, as_json=args.json, profile_dir=args.profile_dir
+            args.script,
+            args.script_args,
+            steps=args.steps,
+            warmup=args.warmup,
+            as_json=args.json,
+            everything=args.all,
+            profile_dir=args.profile_dir,
+            input_wait=not args.no_input,
+            db_url=args.db_url,
         )
     if args.command == "workspace":
         return workspace(args.start_arg)

@@ -1,9 +1,17 @@
-"""What ``tfperf diagnose`` can name, and how it decides from the counts of one run.
+"""What ``tfperf diagnose`` can name, how it decides from the counts of one run, and what each cause costs.
 
 Every finding has a stable code (a script may test for it), the evidence (the counts it was decided from, per
-step), and the chapter and section of the course that fix it. The counts come from :mod:`tfperf.measure`'s counters
-over the measured steps of a run (after warm-up steps that are not counted), so they are the same on a CPU and on a
-GPU: a host read is a host read wherever it stalls.
+step), the chapter and section of the course that fix it, and an estimate of the share of a step it costs here:
+the time it alone accounts for (host reads times one read's cost, the traces' own time, the input wait, the eager
+ops' dispatch, ...), and so the most a fix can gain. A finding whose share is under :data:`NOISE_FLOOR` is not a
+problem on this device (``worth`` is False: the report lists it apart, as checked and not worth fixing here, with
+what it would cost on a GPU where that differs). The counts come from :mod:`tfperf.measure`'s counters over the
+measured steps of a run (after warm-up steps that are not counted), so what they count is the same on a CPU and on
+a GPU; what it costs is not, and the shares say so.
+
+Reads and uploads are told apart by whose code made them (:func:`tfperf.measure.host_syncs.origin`): those of
+Keras's own loop (``fit`` reading its logs after every call) are the evidence of ``one-step-per-call``, never of
+``host-read-every-step``; those inside a ``tf.py_function`` body are the input pipeline's work.
 """
 
 from __future__ import annotations
@@ -86,6 +94,13 @@ CATALOGUE = {
             "optimization at a time: vectorize, cache, prefetch) and section 7 (Is my training input-bound?)",
         ),
         Kind(
+            "memory-growth",
+            "the process holds more memory after every step",
+            "memory that grows step after step (tensors kept in a Python list, graphs that accumulate, models built "
+            "again without keras.backend.clear_session()) slows the run as it grows and ends it when none is left",
+            "chapter 5, section 8 (Progressive slowdown) and chapter 2, section 6 (Functions made in a loop)",
+        ),
+        Kind(
             "print-in-step",
             "the step prints",
             "printing a tensor reads its value (a sync point), and writing output is host work in every step",
@@ -96,14 +111,49 @@ CATALOGUE = {
 
 
 @dataclass
+class UnitCosts:
+    """Seconds of one of each thing a finding counts, on this device: from its card where one was measured, else
+    measured in a fraction of a second before the run (:func:`tfperf.diagnosis.run.unit_costs`)."""
+
+    host_read: float  #: a tiny op and ``.numpy()`` of its result
+    eager_op: float  #: one tiny eager op
+    function_call: float  #: one call of a small tf.function
+    print_line: float  #: one line written to the output
+    h2d_bytes_per_second: float | None = None  #: host-to-device copies (a GPU's card), None elsewhere
+    float32_flops_per_second: float | None = None  #: the rate float32 matmuls run at here (card), None without one
+    low_precision: tuple[str, float] | None = None  #: the card's fastest lower precision, and its gain on float32
+    from_card: bool = False
+
+
+@dataclass
+class MemoryGrowth:
+    """How the process's memory changed over the measured steps: in all, and over each half of them where the
+    middle was marked (memory that a pipeline's buffers fill once grows in the first half only; a leak, in both)."""
+
+    resident_bytes: int  #: the process's resident memory at the end, less at the start (from /proc)
+    tensors: int  #: live eager tensors at the end, less at the start
+    holders: list[str] = field(default_factory=list)  #: the script's containers that grew meanwhile, with by how much
+    halves: list[tuple[int, int]] | None = None  #: (resident bytes, tensors) gained in each half; None: not marked
+
+    def grows_steadily(self, steps: int) -> bool:
+        """Whether both halves grew at :data:`TENSORS_PER_STEP` tensors or :data:`RESIDENT_BYTES_PER_STEP` a step."""
+        if not self.halves or steps < 2:
+            return False
+        half = steps / 2
+        return all(t >= TENSORS_PER_STEP * half for _, t in self.halves) or all(
+            r >= RESIDENT_BYTES_PER_STEP * half for r, _ in self.halves
+        )
+
+
+@dataclass
 class Counts:
     """What the counters saw over ``steps`` measured steps (warm-up excluded)."""
 
     steps: int
     seconds: float
-    host_reads: int
+    host_reads: int  #: made by the code being diagnosed (not Keras's, not the input pipeline's)
     read_kinds: dict[str, int]
-    uploads: int
+    uploads: int  #: made by the code being diagnosed, outside the input pipeline
     upload_kinds: dict[str, int]
     keras_calls: int  #: calls of the graph of Keras's train (or test) function: once per steps_per_execution steps
     function_call: float | None  #: seconds of one tf.function call on the device's card (None: no card)
@@ -117,18 +167,36 @@ class Counts:
     printed_lines: int
     input_wait: InputWait | None = None  #: the Profiler's input wait of the profiled steps, if they were profiled
     profiled_steps: int = 0  #: steps run under the Profiler after the counted ones (not counted)
+    keras_reads: int = 0  #: host reads made by Keras's own code (fit reading its logs)
+    pipeline_reads: int = 0  #: host reads made inside tf.py_function bodies (the input pipeline's work)
+    read_sites: dict[str, int] = field(default_factory=dict)  #: where the code being diagnosed read values
+    upload_bytes: int = 0  #: bytes of the uploads counted in ``uploads``
+    trace_seconds: float = 0.0  #: the measured steps' time spent tracing
+    device_class: str = "cpu"
+    costs: UnitCosts | None = None
+    matmul_flops: float | None = None  #: float32 matmul FLOPs a step, where every product's shape was known
+    memory: MemoryGrowth | None = None
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
 
+    @property
+    def seconds_per_step(self) -> float:
+        return self.seconds / max(self.steps, 1)
+
 
 @dataclass
 class Finding:
-    """One finding of a run: its ``code`` (:data:`CATALOGUE`), the ``evidence`` and a line that says it."""
+    """One finding of a run: its ``code`` (:data:`CATALOGUE`), the ``evidence`` and a line that says it; ``share``:
+    the share of a step it costs here (None: not a time cost, or unknown); ``note``: what that means on this
+    device, where the finding is not worth fixing here."""
 
     code: str
     evidence: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    share: float | None = None
+    note: str = ""
+    worth: bool = True
 
     @property
     def kind(self) -> Kind:
@@ -144,6 +212,10 @@ OVERHEAD_BOUND = 2.0
 #: Eager operations per step from which a step counts as run op by op (a graph step runs none, or a handful
 #: around the call: the optimizer's step counter, a metric read).
 EAGER_OPS_PER_STEP = 10
+#: A cause that costs less than this share of a step is not worth fixing here: within the noise of one run.
+NOISE_FLOOR = 0.05
+#: Memory growth that names ``memory-growth``: live eager tensors a step, or resident bytes a step.
+TENSORS_PER_STEP, RESIDENT_BYTES_PER_STEP = 1.0, 1 << 20
 
 
 def _by_kind(counted: dict[str, int]) -> str:
@@ -151,15 +223,24 @@ def _by_kind(counted: dict[str, int]) -> str:
     return ", ".join(f"{n} by {kind}" for kind, n in sorted(counted.items(), key=lambda kv: -kv[1]))
 
 
-def decide(counts: Counts) -> list[Finding]:
-    """The findings that ``counts`` support, each with its evidence; an empty list when none.
+def _share(seconds: float | None, counts: Counts) -> float | None:
+    if seconds is None or counts.seconds <= 0:
+        return None
+    return min(1.0, seconds / counts.seconds)
 
-    A step run op by op (``eager-steps``) is the finding to fix first: TensorFlow's own eager code (its gradient
+
+def decide(counts: Counts) -> list[Finding]:
+    """The findings that ``counts`` support, each with its evidence and its share of a step (where a cost applies);
+    ranked: those worth fixing here by their share, largest first, then the others. An empty list when none.
+
+    A step run op by op (``eager-steps``) is a finding of its own: TensorFlow's own eager code (its gradient
     functions, for one) reads and converts values as it goes, so the host reads and uploads of an eager step are
     kept in that finding's evidence instead of being findings of their own; diagnose again once the step is a graph.
     """
     found = []
     per_step = counts.per_step
+    costs = counts.costs
+    on_gpu = counts.device_class == "gpu"
     eager = per_step(counts.eager_ops) >= EAGER_OPS_PER_STEP
     if eager:
         found.append(
@@ -175,16 +256,29 @@ def decide(counts: Counts) -> list[Finding]:
                 f"{per_step(counts.graph_calls):.2f} tf.function calls a step (and, op by op, "
                 f"{per_step(counts.host_reads):.2f} host reads and {per_step(counts.uploads):.2f} uploads a step: "
                 "diagnose again once the step is a graph)",
+                share=_share(costs and counts.eager_ops * costs.eager_op, counts),
             )
         )
     if per_step(counts.host_reads) >= 1 and not eager:
         kinds = _by_kind(counts.read_kinds)
+        sites = sorted(counts.read_sites.items(), key=lambda kv: -kv[1])[:3]
+        where = "; ".join(f"{n} at {site}" for site, n in sites if site)
+        share = _share(costs and counts.host_reads * costs.host_read, counts)
         found.append(
             Finding(
                 "host-read-every-step",
-                {"host_reads_per_step": per_step(counts.host_reads), "by": dict(counts.read_kinds)},
+                {
+                    "host_reads_per_step": per_step(counts.host_reads),
+                    "by": dict(counts.read_kinds),
+                    "where": dict(counts.read_sites),
+                },
                 f"{counts.host_reads} host reads in {counts.steps} steps ({per_step(counts.host_reads):.2f} a step: "
-                f"{kinds})",
+                f"{kinds})" + (f"; {where}" if where else ""),
+                share=share,
+                note=""
+                if on_gpu
+                else "on a CPU a read waits for nothing but itself; on a GPU each one would also wait "
+                "for the work queued on the device to finish, and leave the device idle while Python goes on",
             )
         )
     if counts.traces >= 1:
@@ -192,40 +286,80 @@ def decide(counts: Counts) -> list[Finding]:
         found.append(
             Finding(
                 "retracing",
-                {"traces": counts.traces, "by_function": dict(counts.traced)},
-                f"{counts.traces} traces during {counts.steps} steps after the warm-up ({which})",
+                {"traces": counts.traces, "by_function": dict(counts.traced), "seconds": counts.trace_seconds},
+                f"{counts.traces} traces during {counts.steps} steps after the warm-up ({which}), "
+                f"{counts.trace_seconds * 1e3:.0f} ms of tracing",
+                share=_share(counts.trace_seconds, counts),
             )
         )
     in_step = {kind: n for kind, n in counts.upload_kinds.items() if COPIED_AHEAD not in kind}
     if per_step(sum(in_step.values())) >= 1 and not eager:
         kinds = _by_kind(in_step)
+        bandwidth = costs.h2d_bytes_per_second if costs else None
+        copy_seconds = counts.upload_bytes / bandwidth if (on_gpu and bandwidth) else None
         found.append(
             Finding(
                 "per-batch-upload",
-                {"uploads_per_step": per_step(sum(in_step.values())), "by": in_step},
-                f"{sum(in_step.values())} uploads of host data in {counts.steps} steps ({kinds})",
+                {
+                    "uploads_per_step": per_step(sum(in_step.values())),
+                    "by": in_step,
+                    "bytes_per_step": per_step(counts.upload_bytes),
+                },
+                f"{sum(in_step.values())} uploads of host data in {counts.steps} steps, "
+                f"{per_step(counts.upload_bytes) / 1e6:.2f} MB a step ({kinds})",
+                share=_share(copy_seconds, counts) if on_gpu else 0.0,
+                note=""
+                if on_gpu
+                else "this machine has no device to copy them to; on a GPU each would cross from "
+                "host memory to the device when the step takes it",
             )
         )
     if per_step(counts.keras_calls) >= 1:
+        reads_per_call = counts.keras_reads / max(counts.keras_calls, 1)
+        per_call = costs and (costs.function_call + reads_per_call * costs.host_read)
         found.append(
             Finding(
                 "one-step-per-call",
-                {"keras_function_calls_per_step": per_step(counts.keras_calls)},
-                f"Keras's train function was called {counts.keras_calls} times in {counts.steps} steps",
+                {
+                    "keras_function_calls_per_step": per_step(counts.keras_calls),
+                    "keras_host_reads_per_call": reads_per_call,
+                },
+                f"Keras's train function was called {counts.keras_calls} times in {counts.steps} steps, and read "
+                f"its logs on the host {reads_per_call:.1f} times a call (the setting that changes it: "
+                "steps_per_execution in compile)",
+                share=_share(per_call and counts.keras_calls * per_call, counts),
             )
         )
     only_float32 = bool(counts.matmul_dtypes) and set(counts.matmul_dtypes) == {"float32"}
     if only_float32 and counts.low_precision and counts.low_precision[1] >= LOW_PRECISION_GAIN:
         dtype, gain = counts.low_precision
+        rate = costs.float32_flops_per_second if costs else None
+        matmul_seconds = counts.matmul_flops * counts.steps / rate if (counts.matmul_flops and rate) else None
+        share = _share(matmul_seconds and matmul_seconds * (1 - 1 / gain), counts)
         found.append(
             Finding(
                 "low-precision-unused",
-                {"matmul_dtypes": dict(counts.matmul_dtypes), "card_dtype": dtype, "card_gain": gain},
+                {
+                    "matmul_dtypes": dict(counts.matmul_dtypes),
+                    "card_dtype": dtype,
+                    "card_gain": gain,
+                    "matmul_flops_per_step": counts.matmul_flops,
+                },
                 f"{sum(counts.matmul_dtypes.values())} matrix products in the graphs that ran, all float32; your card: "
-                f"{dtype} matmuls {gain:.1f} times as fast as float32",
+                f"{dtype} matmuls {gain:.1f} times as fast as float32"
+                + (
+                    f"; the products are about {_share(matmul_seconds, counts):.0%} of a step at float32's best rate"
+                    if matmul_seconds
+                    else ""
+                ),
+                share=share,
+                note=""
+                if share is not None
+                else "the products' share of a step is not known (their shapes are not "
+                "all fixed in the graph): no gain can be promised",
             )
         )
-    seconds_per_step = counts.seconds / max(counts.steps, 1)
+    seconds_per_step = counts.seconds_per_step
     if counts.function_call and seconds_per_step <= OVERHEAD_BOUND * counts.function_call and not eager:
         found.append(
             Finding(
@@ -233,6 +367,7 @@ def decide(counts: Counts) -> list[Finding]:
                 {"seconds_per_step": seconds_per_step, "function_call": counts.function_call},
                 f"{seconds_per_step * 1e6:.0f} µs a step, {seconds_per_step / counts.function_call:.1f} times the "
                 f"{counts.function_call * 1e6:.0f} µs of one tf.function call on your card",
+                share=min(1.0, counts.function_call / seconds_per_step),
             )
         )
     wait = counts.input_wait
@@ -250,11 +385,13 @@ def decide(counts: Counts) -> list[Finding]:
                     "slowest_stage": slowest[0] if slowest else None,
                     "prefetches": wait.prefetches(),
                     "xprof_conclusion": wait.conclusion,
+                    "pipeline_host_reads": counts.pipeline_reads,
                 },
                 f"the profiled steps waited for their input {wait.share:.0%} of their {wait.step_seconds * 1e3:.0f} ms "
                 f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms, read by "
                 f"the TensorFlow Profiler; XProf calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
                 + ("" if wait.prefetches() else "; no pipeline prefetches"),
+                share=wait.share,
             )
         )
     if per_step(counts.printed_lines) >= 1:
@@ -263,6 +400,37 @@ def decide(counts: Counts) -> list[Finding]:
                 "print-in-step",
                 {"printed_lines_per_step": per_step(counts.printed_lines)},
                 f"{counts.printed_lines} lines printed in {counts.steps} steps",
+                share=_share(costs and counts.printed_lines * costs.print_line, counts),
+                note=""
+                if on_gpu
+                else "writing a line costs little here; on a GPU printing a tensor also reads its "
+                "value, and each read waits for the device",
             )
         )
-    return found
+    memory = counts.memory
+    if memory is not None and memory.grows_steadily(counts.steps):
+        held = f"; what grew: {', '.join(memory.holders)}" if memory.holders else ""
+        found.append(
+            Finding(
+                "memory-growth",
+                {
+                    "resident_bytes_per_step": per_step(memory.resident_bytes),
+                    "tensors_per_step": per_step(memory.tensors),
+                    "holders": list(memory.holders),
+                },
+                f"{per_step(memory.tensors):.1f} more live tensors and {per_step(memory.resident_bytes) / 1e6:.2f} MB "
+                f"more resident memory after each step{held}",
+            )
+        )
+    for finding in found:
+        if finding.share is not None and finding.share < NOISE_FLOOR:
+            finding.worth = False
+        elif finding.share is None and finding.note:
+            finding.worth = False
+    return rank(found)
+
+
+def rank(found: list[Finding]) -> list[Finding]:
+    """Worth fixing first, largest share first (a finding without a share, memory growth, after those with one);
+    then the others, in the same order."""
+    return sorted(found, key=lambda f: (not f.worth, f.share is None, -(f.share or 0.0)))

@@ -223,3 +223,27 @@ def _from_row(row) -> Run:
 
 def to_dicts(runs: Iterable[Run]) -> list[dict[str, Any]]:
     return [asdict(r) for r in runs]
+
+
+def diagnosis_run(found: Any, script: str | Path) -> Run:
+    """A diagnosis of ``script`` (:class:`tfperf.diagnosis.run.Diagnosis`) as a run of the registry: its steps'
+    time, what a step was, and each finding's share of a step among its metrics."""
+    c = found.counts
+    metrics = {"ms_per_step": c.seconds_per_step * 1e3}
+    metrics |= {f"{f.code} share": f.share for f in found.findings if f.share is not None}
+    return Run(
+        name=f"diagnose {Path(script).name}",
+        status="finished",
+        hyperparameters={
+            "kind": "tfperf diagnose",
+            "script": str(Path(script).resolve()),
+            "steps": c.steps,
+            "warmup": found.warmup,
+            "step": found.step,
+            "findings": [f.code for f in found.problems()],
+            "checked": [f.code for f in found.findings if not f.worth],
+        },
+        duration_s=c.seconds,
+        metrics=metrics,
+        profile=found.profile if found.keep_profile else None,
+    )

@@ -1,37 +1,42 @@
-"""Run a learner's training with the counters on, and report what slows it (:mod:`tfperf.diagnosis.findings`).
+"""Measure a run of training steps with the counters on, and report what slows it (:mod:`tfperf.diagnosis.findings`).
 
-The contract is one function: ``train(steps)`` runs ``steps`` training steps of the learner's own code (a ``fit``
-with ``steps_per_epoch=steps``, a custom loop, anything), and is called twice: once for ``warmup`` steps that are not
-counted (tracing, the first call's costs), then for ``steps`` steps under the counters of :mod:`tfperf.measure`
-(host reads and uploads, traces, eager operations and ``tf.function`` calls) with its output captured and counted
-(Python's ``print`` and TensorFlow's ``tf.print`` alike, TensorFlow's own log lines left out).
+In a notebook: ``tfperf.diagnose(train, steps=20)``, where ``train(steps)`` runs that many steps of the learner's
+own code (a ``fit`` with ``steps_per_epoch=steps``, a custom loop, anything). It is called twice: once for
+``warmup`` steps that are not counted (tracing, the first call's costs), then for ``steps`` steps under a
+:class:`Measurement`: the counters of :mod:`tfperf.measure` (host reads and uploads and whose code made them,
+traces and their time, eager operations and ``tf.function`` calls), the output captured and counted (Python's
+``print`` and TensorFlow's ``tf.print`` alike, TensorFlow's own log lines left out), and the process's memory.
 
-In a notebook: ``tfperf.diagnose(train, steps=20)``; for a script that defines ``train``:
-``python -m tfperf diagnose my_training.py --steps 20 [--json]``.
+A script as its author wrote it is run by :mod:`tfperf.diagnosis.script` (``python -m tfperf diagnose SCRIPT``),
+which starts and stops the same :class:`Measurement` at the steps it finds.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
-import runpy
+import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfperf.diagnosis.findings import Counts, Finding, decide
+from tfperf.diagnosis.findings import NOISE_FLOOR, Counts, Finding, MemoryGrowth, UnitCosts, decide
 from tfperf.measure import ceilings, graph_dtypes, host_syncs, op_counts, profile_analysis, timing, traces
 from tfperf.runtime import device, logs
 
 #: Where tf.data's own functions are defined: those it traces for a pipeline's transformations (``map``,
 #: ``filter``: ``StructuredFunctionWrapper``) and for its own datasets (``prefetch_to_device``'s copy).
 TF_DATA_PACKAGE = "tensorflow.python.data."
+#: The graph that Keras's train function calls once per call (``keras/src/backend/tensorflow/trainer.py``,
+#: ``_make_function``): it runs ``steps_per_execution`` steps, so it runs once a step when that is 1.
+KERAS_CALL = "tf.function multi_step_on_iterator"
 
 
 @dataclass
 class Diagnosis:
-    """The counts of one run and the findings they support."""
+    """The counts of one run and the findings they support, ranked (:func:`tfperf.diagnosis.findings.rank`)."""
 
     findings: list[Finding]
     device: str
@@ -39,57 +44,127 @@ class Diagnosis:
     counts: Counts
     profile: str | None = None  #: the TensorFlow Profiler's capture of more steps (an ``.xplane.pb`` file), if asked
     profile_note: str | None = None  #: why the Profiler's analysis of the capture could not be read, if it could not
+    step: str = ""  #: what was taken as one step (a script's, :mod:`tfperf.diagnosis.script`)
+    notes: list[str] = field(default_factory=list)  #: what else the report must say (a script that ended early)
+    keep_profile: bool = True  #: whether the capture stays for XProf (False: a temporary one, for the input wait)
 
     def codes(self) -> list[str]:
+        """Every finding's code, those worth fixing here first (the evidence of each holds on any device)."""
         return [f.code for f in self.findings]
+
+    def problems(self) -> list[Finding]:
+        """The findings worth fixing on this device: each costs at least :data:`NOISE_FLOOR` of a step here."""
+        return [f for f in self.findings if f.worth]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "device": self.device,
             "warmup": self.warmup,
-            "profile": self.profile,
+            "step": self.step,
+            "profile": self.profile if self.keep_profile else None,
             "profile_note": self.profile_note,
+            "notes": list(self.notes),
             "counts": asdict(self.counts),
             "findings": [
-                {"code": f.code, "title": f.kind.title, "evidence": f.evidence, "summary": f.summary, "fix": f.kind.fix}
+                {
+                    "code": f.code,
+                    "title": f.kind.title,
+                    "evidence": f.evidence,
+                    "summary": f.summary,
+                    "fix": f.kind.fix,
+                    "share": f.share,
+                    "worth": f.worth,
+                    "note": f.note,
+                }
                 for f in self.findings
             ],
         }
 
-    def report(self) -> str:
-        """The findings as text: each code, its evidence, why it costs, and where the course fixes it."""
+    def report(self, *, everything: bool = False) -> str:
+        """The findings as text, largest cost first: each code, what it costs here, its evidence, why it costs, and
+        where the course fixes it; then, in a line each, what was checked and is not worth fixing on this device
+        (``everything``: in full)."""
         c = self.counts
+        step = f" (a step: {self.step})" if self.step else ""
         lines = [
-            f"{c.steps} steps diagnosed after {self.warmup} warm-up steps (not counted): {c.seconds / c.steps * 1e3:.2f} "
-            f"ms a step. {self.device}",
+            f"{c.steps} steps diagnosed after {self.warmup} warm-up steps (not counted){step}: "
+            f"{c.seconds_per_step * 1e3:.2f} ms a step. {self.device}",
+            *self.notes,
         ]
-        if not self.findings:
-            lines.append("No finding: no host read, upload or print in every step, no retracing, no eager steps.")
-        for f in self.findings:
-            lines += [
-                f"[{f.code}] {f.kind.title}: {f.summary}.",
-                f"    why it costs: {f.kind.why}.",
-                f"    fix: {f.kind.fix}.",
-            ]
+        problems = self.problems()
+        if not problems:
+            lines.append(
+                "No finding worth fixing here: no cause costs as much as "
+                f"{NOISE_FLOOR:.0%} of a step (host reads, uploads, prints, retracing, eager steps, input wait)."
+            )
+        for f in problems:
+            lines += [f"[{f.code}] {f.kind.title}{_costs(f)}: {f.summary}."]
+            if f.note:
+                lines.append(f"    on this device: {f.note}.")
+            lines += [f"    why it costs: {f.kind.why}.", f"    fix: {f.kind.fix}."]
+        checked = [f for f in self.findings if not f.worth]
+        if checked and everything:
+            lines.append(
+                f"Checked, and not worth fixing here (each under {NOISE_FLOOR:.0%} of a step, or no cost here):"
+            )
+            for f in checked:
+                lines += [f"[{f.code}] {f.kind.title}{_costs(f)}: {f.summary}."]
+                if f.note:
+                    lines.append(f"    on this device: {f.note}.")
+                lines.append(f"    fix, where it costs: {f.kind.fix}.")
+        elif checked:
+            lines.append(
+                "Checked, and not worth fixing here: "
+                + ", ".join(f"{f.code} ({_short_cost(f)})" for f in checked)
+                + " (--all, or report(everything=True), says more)."
+            )
+        lines += self._input_lines()
+        return "\n".join(lines)
+
+    def _input_lines(self) -> list[str]:
+        c = self.counts
         if self.profile:
-            logdir = Path(self.profile).parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
             wait = c.input_wait
-            if wait is not None:
+            lines = []
+            if wait is not None and not wait.calls:
+                lines.append(
+                    f"The TensorFlow Profiler saw {c.profiled_steps} more steps take no batch from a tf.data pipeline: "
+                    "their input comes from elsewhere (arrays, tensors), so they cannot wait for one."
+                )
+            elif wait is not None:
                 lines.append(
                     f"The TensorFlow Profiler's input-pipeline analysis of {c.profiled_steps} more steps: they waited "
                     f"for their input {wait.share:.0%} of the time ({wait.calls} batches from tf.data)."
                 )
+                if "POTENTIALLY" in wait.conclusion and wait.share < profile_analysis.HIGHLY_INPUT_BOUND:
+                    lines.append(
+                        "XProf says POTENTIALLY input-bound where little of a step waits for input but much of it is "
+                        "'All Others' (host time outside the step's ops: I/O or Python); this tool counts only the "
+                        "time the training waited for the pipeline's iterator."
+                    )
             else:
                 lines.append(f"input-bound not checked: {self.profile_note}.")
-            lines.append(
-                f"The TensorFlow Profiler captured them in {logdir}: open it with XProf (xprof --logdir {logdir} "
-                f"--port 6006) or TensorBoard's profile plugin (tensorboard --logdir {logdir})."
-            )
-        else:
-            lines.append(
-                "input-bound not checked: add --profile-dir DIR (profile_dir=) to let the Profiler measure it."
-            )
-        return "\n".join(lines)
+            if self.keep_profile:
+                logdir = Path(self.profile).parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
+                lines.append(
+                    f"The TensorFlow Profiler's capture is in {logdir}: open it with XProf (xprof --logdir {logdir} "
+                    f"--port 6006), or TensorBoard once installed (pip install tensorboard; tensorboard --logdir "
+                    f"{logdir})."
+                )
+            return lines
+        return ["input-bound not checked: add --profile-dir DIR (profile_dir=) to let the Profiler measure it."]
+
+
+def _costs(f: Finding) -> str:
+    return f" (about {f.share:.0%} of a step here)" if f.share is not None and f.share >= 0.005 else ""
+
+
+def _short_cost(f: Finding) -> str:
+    if f.note and not f.share:
+        return "no cost on this device"
+    if f.share is not None:
+        return f"{f.share:.1%} of a step"
+    return "cost unknown"
 
 
 def _card(card: Any) -> Any:
@@ -118,14 +193,168 @@ def _low_precision(card: Any) -> tuple[str, float] | None:
     return dtype, rate / float32
 
 
+def unit_costs(card: Any) -> UnitCosts:
+    """What one host read, eager op, tf.function call and printed line cost on this device: the card's figures
+    where it has them, else measured now (about a quarter of a second)."""
+    tf = logs.tensorflow()
+    x = tf.ones([4])
+    plain = tf.function(_plus_one)
+
+    def measured(fn: Callable[[], Any]) -> float:
+        return min(timing.measure(fn, repeats=3, warmup=2, min_time=0.01).samples)
+
+    def write_a_line() -> None:
+        print("a line of output, as a step would write it")
+
+    with logs.captured_output():
+        line = measured(write_a_line)
+    float32 = _ceiling(card, ceilings.float32_roof(card)) if card is not None else None
+    # a read of a value already computed: on a CPU that is all it costs; on a GPU it also waits for the device to
+    # run what was queued, which the card's scalar read (an op and its read) prices
+    on_gpu = device.device_class() == "gpu"
+    return UnitCosts(
+        host_read=(_ceiling(card, "scalar_read") if on_gpu else None) or measured(lambda: x.numpy()),
+        eager_op=_ceiling(card, "eager_op") or measured(lambda: tf.add(x, x)),
+        function_call=_ceiling(card, "function_call") or measured(lambda: plain(x)),
+        print_line=line,
+        h2d_bytes_per_second=_ceiling(card, "copy_h2d"),
+        float32_flops_per_second=float32,
+        low_precision=_low_precision(card),
+        from_card=card is not None,
+    )
+
+
+def _plus_one(v):
+    return v + 1.0
+
+
 def _printed_lines(captured: logs.Captured) -> int:
     text = "\n".join((captured.stdout, captured.python, captured.native))
     return sum(1 for line in text.splitlines() if line.strip() and not logs.is_noise(line))
 
 
-#: The graph that Keras's train function calls once per call (``keras/src/backend/tensorflow/trainer.py``,
-#: ``_make_function``): it runs ``steps_per_execution`` steps, so it runs once a step when that is 1.
-KERAS_CALL = "tf.function multi_step_on_iterator"
+def _resident_bytes() -> int:
+    """The process's resident memory, from ``/proc/self/statm`` (0 where there is no /proc)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _live_tensors() -> int:
+    from tensorflow.python.framework import ops
+
+    return sum(1 for o in gc.get_objects() if isinstance(o, ops.EagerTensor))
+
+
+def _container_sizes(namespace: dict | None) -> dict[str, int]:
+    """The lengths of the lists, dicts, sets and deques among a script's global names."""
+    sizes = {}
+    for name, value in list((namespace or {}).items()):
+        if isinstance(value, (list, dict, set, collections.deque)) and not name.startswith("__"):
+            sizes[name] = len(value)
+    return sizes
+
+
+class Measurement:
+    """The counters of one run of steps: :meth:`start` before the first measured step, :meth:`stop` after the last
+    (from the same thread), then :meth:`counts`. ``whole_run``: the traces of the whole run (warm-up included),
+    whose graphs' matmul FLOPs it reads; ``namespace``: the script's globals, where it looks for what holds memory."""
+
+    def __init__(self, whole_run: traces.Traces, *, namespace: dict | None = None):
+        self.whole_run = whole_run
+        self.namespace = namespace
+        self._stack = contextlib.ExitStack()
+
+    def start(self) -> None:
+        gc.collect()
+        self._memory = (_resident_bytes(), _live_tensors(), _container_sizes(self.namespace))
+        stack = self._stack
+        self.printed = stack.enter_context(logs.captured_output())
+        self.reads = stack.enter_context(host_syncs.counting(origins=True))
+        self.traced = stack.enter_context(traces.counting(clock=timing.now))
+        self.ops = stack.enter_context(op_counts.counting())
+        device.sync()
+        self._started = timing.now()
+
+    def mark(self) -> None:
+        """The middle of the measured steps: memory is sampled here too, to tell steady growth from a buffer that
+        fills once (call between two steps)."""
+        self._middle = (_resident_bytes(), _live_tensors())
+
+    def stop(self) -> None:
+        device.sync()
+        self.seconds = timing.now() - self._started
+        self._stack.close()
+        gc.collect()
+        resident, tensors, sizes = self._memory
+        grown = _container_sizes(self.namespace)
+        holders = [f"{name} ({grown[name] - n:+d} items)" for name, n in sizes.items() if grown.get(name, n) > n]
+        end = (_resident_bytes(), _live_tensors())
+        middle = getattr(self, "_middle", None)
+        halves = None
+        if middle is not None:
+            halves = [(middle[0] - resident, middle[1] - tensors), (end[0] - middle[0], end[1] - middle[1])]
+        self.memory = MemoryGrowth(end[0] - resident, end[1] - tensors, holders, halves)
+
+    def counts(self, steps: int, card: Any, costs: UnitCosts) -> Counts:
+        ops, reads, traced = self.ops, self.reads, self.traced
+        graph_calls = sum(n for name, n in ops.runs.items() if name.startswith("tf.function "))
+        traced_by_name: collections.Counter = collections.Counter()
+        pipeline_traces = 0
+        for fn, n in traced.by_function.items():
+            # tf.data traces the functions of every pipeline it builds (a fit call, an epoch's iterator of a
+            # prefetch_to_device): not a step's retracing
+            if str(getattr(fn, "__module__", "")).startswith(TF_DATA_PACKAGE):
+                pipeline_traces += n
+            else:
+                traced_by_name[getattr(fn, "__qualname__", str(fn))] += n
+        by_who: collections.Counter = collections.Counter()
+        sites: collections.Counter = collections.Counter()
+        for (who, where), n in reads.read_origins.items():
+            by_who[who] += n
+            if who == host_syncs.YOURS:
+                sites[where] += n
+        yours = by_who[host_syncs.YOURS]
+        kinds = {kind: n for (who, kind), n in reads.origin_kinds.items() if who == host_syncs.YOURS}
+        uploads = sum(n for (who, _), n in reads.upload_origins.items() if who != host_syncs.PIPELINE)
+        upload_kinds = (
+            dict(reads.upload_kinds) if uploads == reads.uploads else {"host data": uploads} if uploads else {}
+        )
+        ran = [n for n in ops.raw_runs if n.startswith("__inference_")]
+        flops = [(self.whole_run.matmul_flops(name), ops.raw_runs[name]) for name in ran]
+        matmul_flops = (
+            sum(f * n for f, n in flops) / max(steps, 1) if flops and all(f is not None for f, _ in flops) else None
+        )
+        traced_seconds = traced.seconds
+        return Counts(
+            steps=steps,
+            seconds=self.seconds,
+            host_reads=yours,
+            read_kinds=kinds,
+            uploads=uploads,
+            upload_kinds=upload_kinds,
+            traces=traced.count - pipeline_traces,
+            traced=dict(traced_by_name),
+            pipeline_traces=pipeline_traces,
+            eager_ops=ops.count - graph_calls,
+            graph_calls=graph_calls,
+            keras_calls=ops.runs.get(KERAS_CALL, 0),
+            function_call=_ceiling(card, "function_call"),
+            matmul_dtypes=dict(graph_dtypes.matmul_dtypes(ran)),
+            low_precision=_low_precision(card),
+            printed_lines=_printed_lines(self.printed),
+            keras_reads=by_who[host_syncs.KERAS],
+            pipeline_reads=by_who[host_syncs.PIPELINE],
+            read_sites={where: n for where, n in sites.items() if where},
+            upload_bytes=reads.upload_bytes,
+            trace_seconds=traced_seconds,
+            device_class=device.device_class(),
+            costs=costs,
+            matmul_flops=matmul_flops or None,
+            memory=self.memory,
+        )
 
 
 def diagnose(
@@ -139,53 +368,27 @@ def diagnose(
 ) -> Diagnosis:
     """Run ``train(warmup)`` uncounted, then ``train(steps)`` with the counters on; the findings of that run.
 
-    ``card``: the device card whose ``function_call`` tells a step that is overhead-bound (``small-batch``); by
-    default this device's card if ``python -m tfperf ceilings`` measured it (never measured here), None: none.
-    ``profile_dir``: after the counted steps, ``train(profile_steps)`` runs once more under the TensorFlow Profiler
-    as one marked step (:func:`tfperf.measure.profile_analysis.capture`), which writes its capture there for XProf or
-    TensorBoard; XProf's analysis of it decides ``input-bound``. The counts and the times come from the counted
-    steps only."""
+    ``card``: the device card whose figures price each finding (:func:`unit_costs`) and tell a step that is
+    overhead-bound (``small-batch``); by default this device's card if ``python -m tfperf ceilings`` measured it
+    (never measured here), None: none (the costs are then measured quickly). ``profile_dir``: after the counted
+    steps, ``train(profile_steps)`` runs once more under the TensorFlow Profiler as one marked step
+    (:func:`tfperf.measure.profile_analysis.capture`), which writes its capture there for XProf or TensorBoard;
+    XProf's analysis of it decides ``input-bound``. The counts and the times come from the counted steps only."""
     card = _card(card)
     if steps < 1 or warmup < 0:
         raise ValueError(f"steps must be at least 1 and warmup at least 0 (got steps={steps}, warmup={warmup})")
-    if warmup:
-        with logs.captured_output():
-            train(warmup)
-    with (
-        logs.captured_output() as printed,
-        host_syncs.counting() as reads,
-        traces.counting() as traced,
-        op_counts.counting() as ops,
-    ):
-        _, seconds = timing.stopwatch(lambda: train(steps), sync=device.sync)
-    graph_calls = sum(n for name, n in ops.runs.items() if name.startswith("tf.function "))
-    traced_by_name: collections.Counter = collections.Counter()
-    pipeline_traces = 0
-    for fn, n in traced.by_function.items():
-        # tf.data traces the functions of every pipeline it builds (a fit call, an epoch's iterator of a
-        # prefetch_to_device): not a step's retracing
-        if str(getattr(fn, "__module__", "")).startswith(TF_DATA_PACKAGE):
-            pipeline_traces += n
-        else:
-            traced_by_name[getattr(fn, "__qualname__", str(fn))] += n
-    counts = Counts(
-        steps=steps,
-        seconds=seconds,
-        host_reads=reads.count,
-        read_kinds=dict(reads.kinds),
-        uploads=reads.uploads,
-        upload_kinds=dict(reads.upload_kinds),
-        traces=traced.count - pipeline_traces,
-        traced=dict(traced_by_name),
-        pipeline_traces=pipeline_traces,
-        eager_ops=ops.count - graph_calls,
-        graph_calls=graph_calls,
-        keras_calls=ops.runs.get(KERAS_CALL, 0),
-        function_call=_ceiling(card, "function_call"),
-        matmul_dtypes=dict(graph_dtypes.matmul_dtypes(n for n in ops.raw_runs if n.startswith("__inference_"))),
-        low_precision=_low_precision(card),
-        printed_lines=_printed_lines(printed),
-    )
+    costs = unit_costs(card)
+    with traces.counting() as whole_run:
+        if warmup:
+            with logs.captured_output():
+                train(warmup)
+        measurement = Measurement(whole_run)
+        measurement.start()
+        try:
+            train(steps)
+        finally:
+            measurement.stop()
+    counts = measurement.counts(steps, card, costs)
     profile = note = None
     if profile_dir is not None:
         with logs.captured_output():  # what the steps print was counted above
@@ -196,24 +399,3 @@ def diagnose(
         except profile_analysis.ProfilerAnalysisUnavailable as err:
             note = str(err)
     return Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)
-
-
-def diagnose_script(path: str | Path, *, steps: int = 20, warmup: int = 2, **options: Any) -> Diagnosis:
-    """Run the script at ``path`` as a module (its ``if __name__ == "__main__"`` block does not run), then
-    :func:`diagnose` the ``train(steps)`` function it defines."""
-    namespace = runpy.run_path(str(path), run_name="__tfperf_diagnose__")
-    train = namespace.get("train")
-    if not callable(train):
-        raise ValueError(
-            f"{path} defines no train(steps) function: write one that runs that many training steps of your code "
-            "(a fit with steps_per_epoch=steps, or your own loop), and keep the script's own run under "
-            "if __name__ == '__main__':"
-        )
-    try:
-        return diagnose(train, steps=steps, warmup=warmup, **options)
-    finally:
-        # Let go of what the script made (its tf.data iterators above all) while the interpreter is whole: an
-        # iterator of a Dataset.from_generator pipeline collected at interpreter shutdown hung the process (tested)
-        train.__globals__.clear()
-        namespace.clear()
-        gc.collect()

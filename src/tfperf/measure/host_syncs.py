@@ -68,11 +68,17 @@ _NUMPY_CONVERTERS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asf
 
 @dataclass(eq=False)
 class HostSyncs:
-    """What a :func:`counting` block saw: the number of host reads, and how they were made."""
+    """What a :func:`counting` block saw: the number of host reads, and how they were made; with ``origins``
+    (:func:`counting`), also whose code made each read and upload (:func:`origin`)."""
 
     kinds: collections.Counter = field(default_factory=collections.Counter)
     uploads: int = 0  #: host arrays and lists copied into tensors
     upload_kinds: collections.Counter = field(default_factory=collections.Counter)
+    upload_bytes: int = 0  #: the bytes of those uploads
+    read_origins: collections.Counter = field(default_factory=collections.Counter)  #: (who, where) -> reads
+    origin_kinds: collections.Counter = field(default_factory=collections.Counter)  #: (who, kind) -> reads
+    upload_origins: collections.Counter = field(default_factory=collections.Counter)  #: (who, where) -> uploads
+    with_origins: bool = False
 
     @property
     def count(self) -> int:
@@ -110,15 +116,76 @@ class _Nested:
         _inside.depth = _depth() - 1
 
 
+#: Whose code a read or an upload was made by (:func:`origin`).
+YOURS, KERAS, PIPELINE = "your code", "Keras", "the input pipeline"
+#: The packages a read can pass through on its way from the code that asked for it.
+_LIBRARY_PACKAGES = ("tensorflow", "keras", "numpy", "tfperf", "tf_keras", "absl", "IPython", "ipykernel", "runpy")
+_PIPELINE_FRAMES = ("script_ops.py",)  # a tf.py_function or tf.numpy_function body, run by tf.data or a graph
+
+
+def _library_folders() -> tuple[str, ...]:
+    """The folders of the library packages loaded now (a package's folder, a module's file)."""
+    found = []
+    for name in _LIBRARY_PACKAGES:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            path = path.replace("\\", "/")
+            found.append(path.rsplit("/", 1)[0] + "/" if path.endswith("__init__.py") else path)
+    return tuple(found)
+
+
+def origin() -> tuple[str, str]:
+    """Whose code made the read or upload being recorded: ``(who, where)``. ``who`` is :data:`PIPELINE` inside a
+    ``tf.py_function``/``tf.numpy_function`` body (tf.data runs them in its own threads), :data:`KERAS` when
+    Keras's own code asked for it (``fit`` reading its logs), else :data:`YOURS`; ``where`` is the innermost
+    frame outside the libraries (``file:line in function``), or "" where there is none."""
+    libraries = _library_folders()
+    keras_folder = next((f for f in libraries if f.endswith("/keras/")), None)
+    frame, keras, pipeline, where = sys._getframe(2), False, False, ""
+    while frame is not None:
+        path = frame.f_code.co_filename.replace("\\", "/")
+        if path.endswith(_PIPELINE_FRAMES) and "/tensorflow/" in path:
+            pipeline = True
+        elif keras_folder and path.startswith(keras_folder):
+            keras = keras or not where
+        elif not where and not path.startswith(libraries) and not path.startswith("<frozen"):
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        frame = frame.f_back
+    return (PIPELINE if pipeline else KERAS if keras else YOURS), where
+
+
 def _record(kind: str) -> None:
-    for syncs in list(_patches.active):
+    active = list(_patches.active)
+    site = origin() if any(s.with_origins for s in active) else None
+    for syncs in active:
         syncs.kinds[kind] += 1
+        if syncs.with_origins:
+            syncs.read_origins[site] += 1
+            syncs.origin_kinds[site[0], kind] += 1
 
 
-def _record_upload(kind: str, n: int = 1) -> None:
-    for syncs in list(_patches.active):
+def _record_upload(kind: str, n: int = 1, nbytes: int = 0) -> None:
+    active = list(_patches.active)
+    site = origin() if any(s.with_origins for s in active) else None
+    for syncs in active:
         syncs.uploads += n
+        syncs.upload_bytes += nbytes
         syncs.upload_kinds[kind] += n
+        if syncs.with_origins:
+            syncs.upload_origins[site] += n
+
+
+def _nbytes(value) -> int:
+    """The bytes of host data (an array, a list of numbers) or of a tensor."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None and hasattr(shape, "num_elements"):
+        return int((shape.num_elements() or 0) * getattr(dtype, "size", 4))
+    if isinstance(value, (list, tuple)):
+        return 8 * sum(_nbytes(v) // 8 if isinstance(v, (list, tuple, np.ndarray)) else 1 for v in value)
+    return 0
 
 
 def _is_host_data(value) -> bool:
@@ -184,7 +251,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _counted_upload(original):
     def convert_to_eager_tensor(value, *args, **kwargs):
         if _is_host_data(value):
-            _record_upload("tf.convert_to_tensor, tf.constant or a NumPy/list argument")
+            _record_upload("tf.convert_to_tensor, tf.constant or a NumPy/list argument", 1, _nbytes(value))
         return original(value, *args, **kwargs)
 
     return convert_to_eager_tensor
@@ -221,14 +288,15 @@ def _counted_next(original):
         element = original(self)
         from tensorflow import nest
 
-        n = sum(1 for t in nest.flatten(element) if hasattr(t, "device"))
-        if n:
+        tensors = [t for t in nest.flatten(element) if hasattr(t, "device")]
+        if tensors:
             ahead = _copies_to_device(getattr(self, "_dataset", None))
             _record_upload(
                 "a tf.data iterator, copied ahead by prefetch_to_device"
                 if ahead
                 else "a tf.data iterator delivering from host memory",
-                n,
+                len(tensors),
+                sum(_nbytes(t) for t in tensors),
             )
         return element
 
@@ -254,12 +322,13 @@ def _install(patches: Patches[HostSyncs]) -> None:
 _patches: Patches[HostSyncs] = Patches(_install)
 
 
-def counting() -> contextlib.AbstractContextManager[HostSyncs]:
-    """Count host reads of eager tensor values and uploads made (in any thread) while the block runs.
+def counting(*, origins: bool = False) -> contextlib.AbstractContextManager[HostSyncs]:
+    """Count host reads of eager tensor values and uploads made (in any thread) while the block runs; with
+    ``origins``, also whose code made each (:func:`origin`: a walk of the stack per read).
 
     Blocks may nest; each counts what happens inside it. Imports TensorFlow.
     """
-    return _patches.block(HostSyncs())
+    return _patches.block(HostSyncs(with_origins=origins))
 
 
 def is_counting() -> bool:

@@ -15,6 +15,7 @@ XProf calls a program "HIGHLY input-bound" from 20% of its step time waiting for
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -31,6 +32,24 @@ MODERATELY_INPUT_BOUND = 0.05
 ROOT = "Iterator::Root"
 #: The name of the step that :func:`capture` marks.
 STEP_NAME = "train"
+#: Iterators that hand elements on without doing the pipeline's work (the last part of a stage's name).
+HANDING_ON = (
+    "Prefetch",
+    "Root",
+    "ForeverRepeat",
+    "Repeat",
+    "Model",
+    "Options",
+    "MaxIntraOpParallelism",
+    "PrivateThreadPool",
+    "FiniteTake",
+    "Take",
+)
+
+
+def _hands_on(name: str) -> bool:
+    last = name.split("::")[-1].split("[")[0]
+    return last in HANDING_ON
 
 
 class ProfilerAnalysisUnavailable(RuntimeError):
@@ -53,8 +72,11 @@ class InputWait:
         return min(1.0, self.seconds / self.step_seconds) if self.step_seconds > 0 else 0.0
 
     def slowest_stage(self) -> tuple[str, float] | None:
-        """The iterator (below the root) with the most self time, and that time in seconds."""
-        below = {name: s for name, s in self.stages.items() if name != ROOT}
+        """The stage of the user's pipeline with the most self time, and that time in seconds: an iterator below
+        the root that does the pipeline's work (a map, a generator, a batch, a read), not one that only hands
+        elements on (:data:`HANDING_ON`: a prefetch that tf.data may have added itself waits there for the stage
+        below it, which runs on another thread)."""
+        below = {name: s for name, s in self.stages.items() if name != ROOT and not _hands_on(name)}
         return max(below.items(), key=lambda kv: kv[1]) if below else None
 
     def prefetches(self) -> bool:
@@ -62,29 +84,56 @@ class InputWait:
         return any("Prefetch" in name for name in self.stages)
 
 
+class Capture:
+    """A capture started now: the TensorFlow Profiler on, one marked step open, until :meth:`stop` (what
+    :func:`capture` does around a call, for code whose steps start and end elsewhere, e.g. inside a script)."""
+
+    def __init__(self, logdir: str | Path):
+        import tensorflow as tf
+
+        self.logdir = Path(logdir)
+        self._before = {p: p.stat().st_mtime_ns for p in self.logdir.rglob("*.xplane.pb")}
+        # The Profiler names a capture's folder by the second it started: a second capture in the same second would
+        # overwrite the first, and XProf would read its analysis cached beside it (ALL_HOSTS.op_stats_v2.pb) for the
+        # new one.
+        wait = max(self._before.values(), default=0) / 1e9 + 1.05 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        tf.profiler.experimental.start(str(self.logdir))
+        self._step = tf.profiler.experimental.Trace(STEP_NAME, step_num=0, _r=1)
+        self._step.__enter__()
+        self._started = timing.now()
+
+    def stop(self) -> tuple[Path, float]:
+        """Close the step, stop the Profiler: the capture file written in ``logdir``, and the seconds the step took."""
+        import tensorflow as tf
+
+        from tfperf.runtime import device
+
+        try:
+            device.sync()
+            seconds = timing.now() - self._started
+            self._step.__exit__(None, None, None)
+        finally:
+            tf.profiler.experimental.stop()
+        after = {p: p.stat().st_mtime_ns for p in self.logdir.rglob("*.xplane.pb")}
+        written = sorted((p for p, mtime in after.items() if self._before.get(p) != mtime), key=after.get)
+        if not written:
+            raise RuntimeError(f"the TensorFlow Profiler wrote no capture in {self.logdir}")
+        return written[-1], seconds
+
+
 def capture(run: Callable[[], Any], logdir: str | Path) -> tuple[Path, float]:
     """Run ``run()`` under the TensorFlow Profiler as one marked step, its device work included: the capture file it
     wrote in ``logdir``, and the seconds the step took."""
-    import tensorflow as tf
-
-    logdir = Path(logdir)
-    before = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
-    # The Profiler names a capture's folder by the second it started: a second capture in the same second would
-    # overwrite the first, and XProf would read its analysis cached beside it (ALL_HOSTS.op_stats_v2.pb) for the new one.
-    wait = max(before.values(), default=0) / 1e9 + 1.05 - time.time()
-    if wait > 0:
-        time.sleep(wait)
-    tf.profiler.experimental.start(str(logdir))
+    started = Capture(logdir)
     try:
-        with tf.profiler.experimental.Trace(STEP_NAME, step_num=0, _r=1):
-            _, seconds = timing.stopwatch(run)
-    finally:
-        tf.profiler.experimental.stop()
-    after = {p: p.stat().st_mtime_ns for p in logdir.rglob("*.xplane.pb")}
-    written = sorted((p for p, mtime in after.items() if before.get(p) != mtime), key=after.get)
-    if not written:
-        raise RuntimeError(f"the TensorFlow Profiler wrote no capture in {logdir}")
-    return written[-1], seconds
+        run()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            started.stop()
+        raise
+    return started.stop()
 
 
 def tool_data(capture: str | Path, tool: str) -> list:

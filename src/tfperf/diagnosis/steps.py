@@ -1,0 +1,149 @@
+"""What a training step is in a script as its author wrote it: found while the script runs, from what TensorFlow and
+Keras do, so that ``tfperf diagnose`` can take any script unmodified.
+
+:class:`StepClock` calls ``on_steps(count, what)`` each time training steps complete, from the first of these
+sources that shows up (then only from it, so that no step is counted twice):
+
+- **Keras's** ``fit``: after each call of its train function (the callbacks' ``on_train_batch_end``), as many steps
+  as the call ran (``steps_per_execution``); ``train_on_batch``: one step a call;
+- **a tf.function whose graph updates variables** (an optimizer's update, an ``assign_sub``: the traces that
+  :mod:`tfperf.measure.traces` sees), called from the script: one step a call;
+- **an optimizer applied eagerly** (``apply_gradients`` outside any tf.function): one step a call.
+
+A tf.function of Keras's own (its train function) is left to the first source. What counts as a step is said in
+words (``what``), for the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from tfperf.measure import traces
+from tfperf.measure.instrument import Patches
+
+OnSteps = Callable[[int, str], None]
+
+KERAS_FIT, FUNCTION, EAGER_OPTIMIZER = "keras fit", "tf.function", "eager optimizer"
+
+
+class StepClock:
+    """The step events of the code that runs while it is installed (:meth:`running`)."""
+
+    def __init__(self, on_steps: OnSteps):
+        self.on_steps = on_steps
+        self.source: str | None = None  #: the source whose events count (the first one seen)
+        self.steps = 0
+        self._begins: dict[int, int] = {}
+        self._traces: traces.Traces | None = None
+
+    def event(self, source: str, count: int, what: str) -> None:
+        if count <= 0:
+            return
+        if self.source is None:
+            self.source = source
+        if source != self.source:
+            return
+        self.steps += count
+        self.on_steps(count, what)
+
+    def updates_variables(self, fn: Any) -> bool:
+        return self._traces is not None and traces.python_function(fn) in self._traces.updating
+
+    @property
+    def traces(self) -> traces.Traces | None:
+        """Every trace of the run so far (and the graphs' matmul FLOPs), while :meth:`running`."""
+        return self._traces
+
+    @contextlib.contextmanager
+    def running(self):
+        """Install the hooks for the block (and count traces, to know which tf.functions update variables)."""
+        with traces.counting() as seen, _patches.block(self):
+            self._traces = seen
+            try:
+                yield self
+            finally:
+                self._traces = None
+
+
+def _clocks() -> list[StepClock]:
+    return list(_patches.active)
+
+
+def _keras_batch_begin(original):
+    def on_train_batch_begin(self, batch, logs=None):
+        for clock in _clocks():
+            clock._begins[id(self)] = batch
+        return original(self, batch, logs)
+
+    return on_train_batch_begin
+
+
+def _keras_batch_end(original):
+    def on_train_batch_end(self, batch, logs=None):
+        result = original(self, batch, logs)
+        for clock in _clocks():
+            begin = clock._begins.pop(id(self), batch)
+            count = batch - begin + 1
+            clock.event(KERAS_FIT, count, f"one call of Keras's train function in fit ({count} step(s) a call)")
+        return result
+
+    return on_train_batch_end
+
+
+def _keras_train_on_batch(original):
+    def train_on_batch(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        for clock in _clocks():
+            clock.event(KERAS_FIT, 1, "one call of Keras's Model.train_on_batch")
+        return result
+
+    return train_on_batch
+
+
+def _function_call(original):
+    def __call__(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        python_function = getattr(self, "_python_function", None)
+        if str(getattr(python_function, "__module__", "")).startswith("keras."):
+            return result  # Keras's own train function: counted by its callbacks
+        for clock in _clocks():
+            if clock.updates_variables(python_function):
+                name = getattr(python_function, "__qualname__", getattr(self, "__name__", "a tf.function"))
+                clock.event(FUNCTION, 1, f"one call of the tf.function {name} (its graph updates variables)")
+        return result
+
+    return __call__
+
+
+def _optimizer_apply(original):
+    def apply(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        import tensorflow as tf
+
+        if not tf.inside_function():
+            for clock in _clocks():
+                clock.event(EAGER_OPTIMIZER, 1, f"one eager call of {type(self).__name__}.apply_gradients")
+        return result
+
+    return apply
+
+
+def _install(patches: Patches[StepClock]) -> None:
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    patches.replace(polymorphic_function.Function, "__call__", _function_call)
+    try:
+        from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+        from keras.src.callbacks.callback_list import CallbackList
+        from keras.src.optimizers.base_optimizer import BaseOptimizer
+    except ImportError:  # no Keras 3: tf.functions only
+        return
+    patches.replace(CallbackList, "on_train_batch_begin", _keras_batch_begin)
+    patches.replace(CallbackList, "on_train_batch_end", _keras_batch_end)
+    patches.replace(TensorFlowTrainer, "train_on_batch", _keras_train_on_batch)
+    patches.replace(BaseOptimizer, "apply", _optimizer_apply)
+
+
+_patches: Patches[StepClock] = Patches(_install)
