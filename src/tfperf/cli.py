@@ -274,8 +274,8 @@ def diagnose(
     # TensorFlow's own start-up lines (the absl preamble, oneDNN's notice) bypass TF_CPP_MIN_LOG_LEVEL and come when
     # the script imports it: kept off the report; what else the script wrote to stderr is shown after its run
     captured, problem = logs.Captured(), None
-    try:
-        with logs.captured_stderr() as captured:
+    try:  # with --json, what the script prints goes to stderr: stdout is the diagnosis alone
+        with logs.captured_stderr() as captured, contextlib.redirect_stdout(sys.stderr if as_json else sys.stdout):
             found = diagnose_script(
                 script, args, steps=steps, warmup=warmup, profile_dir=profile_dir, input_wait=input_wait
             )

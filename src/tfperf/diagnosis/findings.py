@@ -135,14 +135,17 @@ class MemoryGrowth:
     holders: list[str] = field(default_factory=list)  #: the script's containers that grew meanwhile, with by how much
     halves: list[tuple[int, int]] | None = None  #: (resident bytes, tensors) gained in each half; None: not marked
 
-    def grows_steadily(self, steps: int) -> bool:
-        """Whether both halves grew at :data:`TENSORS_PER_STEP` tensors or :data:`RESIDENT_BYTES_PER_STEP` a step."""
+    def grows_steadily(self, steps: int, *, explained: bool = False) -> bool:
+        """Whether both halves grew at :data:`TENSORS_PER_STEP` live tensors a step, or (``explained``: where
+        something else shows what accumulates, new graphs or a container of the script that grew) at
+        :data:`RESIDENT_BYTES_PER_STEP` resident bytes a step: the process's resident memory alone moves with its
+        allocators, whatever the script does."""
         if not self.halves or steps < 2:
             return False
         half = steps / 2
-        return all(t >= TENSORS_PER_STEP * half for _, t in self.halves) or all(
-            r >= RESIDENT_BYTES_PER_STEP * half for r, _ in self.halves
-        )
+        tensors = all(t >= TENSORS_PER_STEP * half for _, t in self.halves)
+        resident = all(r >= RESIDENT_BYTES_PER_STEP * half for r, _ in self.halves)
+        return tensors or (resident and (explained or bool(self.holders)))
 
 
 @dataclass
@@ -176,6 +179,9 @@ class Counts:
     costs: UnitCosts | None = None
     matmul_flops: float | None = None  #: float32 matmul FLOPs a step, where every product's shape was known
     memory: MemoryGrowth | None = None
+    #: seconds inside the steps' own calls (Keras's train function, the step's tf.function), where they were timed:
+    #: on a CPU (on a GPU a call can return before its work is done), in a script (:mod:`tfperf.diagnosis.steps`)
+    inside_seconds: float | None = None
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
@@ -241,7 +247,9 @@ def decide(counts: Counts) -> list[Finding]:
     per_step = counts.per_step
     costs = counts.costs
     on_gpu = counts.device_class == "gpu"
-    eager = per_step(counts.eager_ops) >= EAGER_OPS_PER_STEP
+    # op by op: many eager ops a step, and no graph that runs the step (a step that calls its tf.function, with eager
+    # work around it, such as a predict, runs as a graph: that work is priced by the step's time, not named here)
+    eager = per_step(counts.eager_ops) >= EAGER_OPS_PER_STEP and per_step(counts.graph_calls) < 1
     if eager:
         found.append(
             Finding(
@@ -316,7 +324,12 @@ def decide(counts: Counts) -> list[Finding]:
         )
     if per_step(counts.keras_calls) >= 1:
         reads_per_call = counts.keras_reads / max(counts.keras_calls, 1)
-        per_call = costs and (costs.function_call + reads_per_call * costs.host_read)
+        if counts.inside_seconds is not None:  # timed: the loop's time around the train function's calls
+            around = max(0.0, counts.seconds - counts.inside_seconds)
+            measured = f"; {around / counts.seconds:.0%} of the steps' time was spent outside the train function"
+        else:  # estimated: a call's fixed cost and the reads of its logs
+            around = costs and counts.keras_calls * (costs.function_call + reads_per_call * costs.host_read)
+            measured = ""
         found.append(
             Finding(
                 "one-step-per-call",
@@ -325,9 +338,9 @@ def decide(counts: Counts) -> list[Finding]:
                     "keras_host_reads_per_call": reads_per_call,
                 },
                 f"Keras's train function was called {counts.keras_calls} times in {counts.steps} steps, and read "
-                f"its logs on the host {reads_per_call:.1f} times a call (the setting that changes it: "
+                f"its logs on the host {reads_per_call:.1f} times a call{measured} (the setting that changes it: "
                 "steps_per_execution in compile)",
-                share=_share(per_call and counts.keras_calls * per_call, counts),
+                share=_share(around, counts),
             )
         )
     only_float32 = bool(counts.matmul_dtypes) and set(counts.matmul_dtypes) == {"float32"}
@@ -360,14 +373,23 @@ def decide(counts: Counts) -> list[Finding]:
             )
         )
     seconds_per_step = counts.seconds_per_step
-    if counts.function_call and seconds_per_step <= OVERHEAD_BOUND * counts.function_call and not eager:
+    call = counts.function_call or (costs.function_call if costs else None)
+    # one call of the step's own function, timed where it could be (a script on a CPU), else the whole step (the
+    # card's rule); a call of Keras's train function runs steps_per_execution steps
+    calls = counts.keras_calls or counts.steps
+    step_call = counts.inside_seconds / max(calls, 1) if counts.inside_seconds else seconds_per_step
+    if call and step_call <= OVERHEAD_BOUND * call and not eager:
+        # what does not grow with the batch: the calls' own cost and everything around them
+        fixed = (counts.seconds - max(0.0, (counts.inside_seconds or counts.seconds) - calls * call)) / counts.steps
+        timed = "a call" if counts.inside_seconds else "a step"
         found.append(
             Finding(
                 "small-batch",
-                {"seconds_per_step": seconds_per_step, "function_call": counts.function_call},
-                f"{seconds_per_step * 1e6:.0f} µs a step, {seconds_per_step / counts.function_call:.1f} times the "
-                f"{counts.function_call * 1e6:.0f} µs of one tf.function call on your card",
-                share=min(1.0, counts.function_call / seconds_per_step),
+                {"seconds_per_step": seconds_per_step, "seconds_per_call": step_call, "function_call": call},
+                f"{step_call * 1e6:.0f} µs {timed}, {step_call / call:.1f} times the {call * 1e6:.0f} µs of one "
+                f"tf.function call on this device: a fixed cost, whatever the batch (about "
+                f"{fixed / seconds_per_step:.0%} of a step does not grow with the batch)",
+                share=min(1.0, fixed / seconds_per_step),
             )
         )
     wait = counts.input_wait
@@ -408,7 +430,7 @@ def decide(counts: Counts) -> list[Finding]:
             )
         )
     memory = counts.memory
-    if memory is not None and memory.grows_steadily(counts.steps):
+    if memory is not None and memory.grows_steadily(counts.steps, explained=counts.traces > 0):
         held = f"; what grew: {', '.join(memory.holders)}" if memory.holders else ""
         found.append(
             Finding(

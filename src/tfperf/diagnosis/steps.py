@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.measure import traces
+from tfperf.measure import timing, traces
 from tfperf.measure.instrument import Patches
 
 OnSteps = Callable[[int, str], None]
@@ -35,10 +35,13 @@ class StepClock:
         self.on_steps = on_steps
         self.source: str | None = None  #: the source whose events count (the first one seen)
         self.steps = 0
-        self._begins: dict[int, int] = {}
+        #: seconds spent inside the steps' own calls (Keras's train function, the step's tf.function), so far: what
+        #: is left of a step's time is the loop's around it (on a GPU a call can return before its work is done)
+        self.inside_seconds = 0.0
+        self._begins: dict[int, tuple[int, float]] = {}
         self._traces: traces.Traces | None = None
 
-    def event(self, source: str, count: int, what: str) -> None:
+    def event(self, source: str, count: int, what: str, inside: float = 0.0) -> None:
         if count <= 0:
             return
         if self.source is None:
@@ -46,6 +49,7 @@ class StepClock:
         if source != self.source:
             return
         self.steps += count
+        self.inside_seconds += inside
         self.on_steps(count, what)
 
     def updates_variables(self, fn: Any) -> bool:
@@ -73,20 +77,23 @@ def _clocks() -> list[StepClock]:
 
 def _keras_batch_begin(original):
     def on_train_batch_begin(self, batch, logs=None):
+        result = original(self, batch, logs)
         for clock in _clocks():
-            clock._begins[id(self)] = batch
-        return original(self, batch, logs)
+            clock._begins[id(self)] = (batch, timing.now())  # the train function is called next
+        return result
 
     return on_train_batch_begin
 
 
 def _keras_batch_end(original):
     def on_train_batch_end(self, batch, logs=None):
+        ended = timing.now()  # the train function has returned
         result = original(self, batch, logs)
         for clock in _clocks():
-            begin = clock._begins.pop(id(self), batch)
+            begin, called = clock._begins.pop(id(self), (batch, ended))
             count = batch - begin + 1
-            clock.event(KERAS_FIT, count, f"one call of Keras's train function in fit ({count} step(s) a call)")
+            what = f"one call of Keras's train function in fit ({count} step(s) a call)"
+            clock.event(KERAS_FIT, count, what, inside=ended - called)
         return result
 
     return on_train_batch_end
@@ -94,9 +101,11 @@ def _keras_batch_end(original):
 
 def _keras_train_on_batch(original):
     def train_on_batch(self, *args, **kwargs):
+        started = timing.now()
         result = original(self, *args, **kwargs)
+        inside = timing.now() - started
         for clock in _clocks():
-            clock.event(KERAS_FIT, 1, "one call of Keras's Model.train_on_batch")
+            clock.event(KERAS_FIT, 1, "one call of Keras's Model.train_on_batch", inside=inside)
         return result
 
     return train_on_batch
@@ -104,14 +113,16 @@ def _keras_train_on_batch(original):
 
 def _function_call(original):
     def __call__(self, *args, **kwargs):
+        started = timing.now()
         result = original(self, *args, **kwargs)
+        inside = timing.now() - started
         python_function = getattr(self, "_python_function", None)
         if str(getattr(python_function, "__module__", "")).startswith("keras."):
             return result  # Keras's own train function: counted by its callbacks
         for clock in _clocks():
             if clock.updates_variables(python_function):
                 name = getattr(python_function, "__qualname__", getattr(self, "__name__", "a tf.function"))
-                clock.event(FUNCTION, 1, f"one call of the tf.function {name} (its graph updates variables)")
+                clock.event(FUNCTION, 1, f"one call of the tf.function {name} (its graph updates variables)", inside)
         return result
 
     return __call__
@@ -124,7 +135,8 @@ def _optimizer_apply(original):
 
         if not tf.inside_function():
             for clock in _clocks():
-                clock.event(EAGER_OPTIMIZER, 1, f"one eager call of {type(self).__name__}.apply_gradients")
+                if not clock._begins:  # inside Keras's fit (run eagerly): its batches are the steps
+                    clock.event(EAGER_OPTIMIZER, 1, f"one eager call of {type(self).__name__}.apply_gradients")
         return result
 
     return apply

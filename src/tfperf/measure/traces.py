@@ -128,8 +128,12 @@ def _graph_matmuls(graph: Any) -> tuple[float | None, list[str]]:
 
 
 def _updates_variables(graph: Any) -> bool:
+    """Whether the graph, or a function in its library (a loop's body, a branch), updates a variable."""
     try:
         types = {op.type for op in graph.get_operations()}
+        for function in getattr(graph, "_functions", {}).values():
+            definition = getattr(function, "definition", None)
+            types |= {node.op for node in getattr(definition, "node_def", ())}
     except Exception:  # noqa: BLE001 (a graph that cannot be read: no update seen)
         return False
     return bool(types.intersection(VARIABLE_UPDATES)) or any(t.startswith("ResourceApply") for t in types)
