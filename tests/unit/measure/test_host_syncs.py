@@ -189,3 +189,31 @@ def test_patches_removed_from_inside_a_block_are_noticed():
         assert host_syncs.tampered() == ["every counting patch (removed while counting)"]
     with host_syncs.counting():  # the next block counts again
         assert host_syncs.tampered() == []
+
+
+def test_origins_tell_the_users_reads_from_kerass_and_the_input_pipelines():
+    """tfperf diagnose names the user's own reads (with the line), not Keras's reads of its logs after every call of
+    its train function, nor a tf.py_function's body's (the input pipeline's work)."""
+    import keras
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((32, 4), "float32"), np.ones((32, 1), "float32")
+
+    def body(v):
+        return v.numpy() * 2  # the pipeline's own read
+
+    dataset = tf.data.Dataset.range(4).map(lambda i: tf.py_function(body, [tf.cast(i, tf.float32)], tf.float32))
+    with host_syncs.counting(origins=True) as syncs:
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        for _ in dataset:  # (list(dataset) would read its length: a read of the user's line too)
+            pass
+        value = float(tf.constant(1.0))  # the user's own read: this line
+    assert value == 1.0
+    by_who = {}
+    for (who, _where), n in syncs.read_origins.items():
+        by_who[who] = by_who.get(who, 0) + n
+    assert by_who.get(host_syncs.KERAS, 0) >= 4 and by_who.get(host_syncs.PIPELINE, 0) == 4, syncs.read_origins
+    mine = [where for (who, where), _ in syncs.read_origins.items() if who == host_syncs.YOURS]
+    assert len(mine) == 1 and mine[0].startswith(__file__) and "test_origins_tell" in mine[0], mine
+    assert syncs.upload_bytes == 0 or syncs.uploads > 0

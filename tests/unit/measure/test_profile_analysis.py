@@ -85,3 +85,20 @@ def test_without_xprof_it_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "xprof.convert", None)  # as if the package were not installed
     with pytest.raises(profile_analysis.ProfilerAnalysisUnavailable, match="pip install xprof"):
         profile_analysis.tool_data(tmp_path / "none.xplane.pb", "input_pipeline_analyzer")
+
+
+def test_the_slowest_stage_is_one_that_does_the_pipelines_work():
+    """A prefetch that tf.data added waits there for the stage below it, which runs on another thread: the slowest
+    stage named is the user's own (a generator, a map)."""
+    wait = profile_analysis.InputWait(
+        seconds=0.9,
+        step_seconds=1.0,
+        calls=5,
+        stages={
+            "Iterator::Root": 0.001,
+            "Iterator::Root::Prefetch": 0.85,
+            "Iterator::Root::Prefetch::BatchV2::FlatMap[0]::Generator": 0.6,
+            "Iterator::Root::Prefetch::BatchV2": 0.01,
+        },
+    )
+    assert wait.slowest_stage() == ("Iterator::Root::Prefetch::BatchV2::FlatMap[0]::Generator", 0.6)
