@@ -117,7 +117,11 @@ def importable(cls: type) -> str:
 
 
 # Releasing (nbgrader generate_assignment, Formgrader's Generate, make student): nbgrader's own steps, with
-# the placeholders above where ClearSolutions stood.
+# the placeholders above where ClearSolutions stood. Always over the existing release: the checkout has
+# the student versions already (notebooks/), and without --force nbgrader skips an existing release and,
+# with it, the gradebook entry that grading needs (it printed "Skipping existing assignment"). The
+# release is generated from solutions/ and comes out the same, so git status stays clean.
+c.GenerateAssignment.force = True
 c.GenerateAssignment.preprocessors = [
     importable(ClearSolutionsWithPlaceholders if p is ClearSolutions else p)
     for p in GenerateAssignment.class_traits()["preprocessors"].default()

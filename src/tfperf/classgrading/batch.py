@@ -85,6 +85,24 @@ def nbgrader_command() -> list[str]:
     return [sys.executable, "-m", "nbgrader"]
 
 
+def add_assignment(course: Path, assignment: str, env: dict[str, str], common: list[str]) -> str:
+    """Record ``assignment`` in the gradebook by releasing it again (``nbgrader generate_assignment
+    --force``: the same student version, now with the gradebook entry grading needs); the note says so.
+
+    A fresh clone has the student versions (``notebooks/``) but an empty gradebook, and nbgrader's
+    ``generate_assignment`` without ``--force`` skips an existing release *and* its gradebook entry."""
+    db = [arg for arg in common if arg.startswith("--CourseDirectory.")]
+    cmd = [*nbgrader_command(), "generate_assignment", assignment, "--force", *db]
+    result = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-5:])
+        raise LookupError(
+            f"The gradebook has no assignment {assignment!r}, and `nbgrader generate_assignment "
+            f"{assignment} --force` could not add it:\n{tail}"
+        )
+    return f"{assignment} was not in the gradebook: added it (nbgrader generate_assignment {assignment} --force)."
+
+
 def default_db_url(course: Path) -> str:
     """nbgrader's own default for this course: SQLite in the course folder."""
     return f"sqlite:///{course / 'gradebook.db'}"
@@ -388,7 +406,11 @@ def run(options: Options) -> Outcome:
             f"zip_collect: {w}"
             for w in zip_collect(course, options.assignment, options.zip_regexp, nbgrader_command(), env)
         ]
-    cells = AssignmentCells.load(db_url, options.assignment)
+    try:
+        cells = AssignmentCells.load(db_url, options.assignment)
+    except LookupError:
+        outcome.notes.append(add_assignment(course, options.assignment, env, common))
+        cells = AssignmentCells.load(db_url, options.assignment)
     subs = collect(course, options.assignment, cells, options.students)
     grader = Grader(options, course, env, common, db_url)
     in_gradebook = _gradebook_students(db_url, options.assignment)
