@@ -1,4 +1,5 @@
-""" "Locked cell changed" names real tampering only: an untouched release is not flagged, an edited test is.
+""" "Locked cell changed" names real tampering only: an untouched release is not flagged, an edited test is,
+in the summary and in nbgrader's log.
 
 The gradebook's checksum of a test cell is the instructor version's, hidden tests included; the
 released cell has them removed. Graded with ``python -m tfperf grade`` and the real nbgrader CLI
@@ -36,6 +37,13 @@ def test_the_untouched_release_is_no_anomaly_and_an_edited_test_cell_is(toy_cour
     assert toy.scores(toy_course)["edited"]["check_square"] == 2  # graded with the instructor's cell
     summary = (toy_course / "reports" / toy.ASSIGNMENT / "summary.md").read_text()
     assert "| edited | locked cell changed |" in summary and "| untouched |" not in summary
+    # The logs: nbgrader's checksum warning for the edited cell only (not for hidden tests put back),
+    # and none of the SQLAlchemy warnings nbgrader's gradebook raises on every new submission.
+    logs = toy_course / "reports" / "logs" / toy.ASSIGNMENT
+    untouched, edited_log = (logs / "untouched.log").read_text(), (logs / "edited.log").read_text()
+    assert "Attribute 'checksum'" not in untouched
+    assert "Attribute 'checksum' for cell check_square has changed!" in edited_log
+    assert "SAWarning" not in untouched + edited_log
 
 
 @pytest.mark.slow

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import textwrap
 
+import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
+from nbgrader import utils as nbutils
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import Execute, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, Execute, OverwriteCells
 from traitlets import Bool, Enum
 
 from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
@@ -270,6 +272,31 @@ class RestoreCells(OverwriteCells):
             self._restore_flags(cell, grade_id, source)
         return super().preprocess_cell(cell, resources, cell_index)
 
+    def report_change(self, name, attr, old, new) -> None:
+        """nbgrader's warning, except for the one change every submission has: a test cell with hidden
+        tests, released without them (its checksum is the released cell's). nbgrader puts them back
+        either way; a test cell that was really edited is still reported."""
+        if attr == "checksum" and new == self._released_checksum(name):
+            self.log.debug("Cell %s: its hidden tests put back", name)
+            return
+        super().report_change(name, attr, old, new)
+
+    def _released_checksum(self, grade_id: str) -> str | None:
+        try:
+            source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+        except MissingEntry:
+            return None
+        try:
+            points = float(self.gradebook.find_graded_cell(grade_id, self.notebook_id, self.assignment_id).max_score)
+        except MissingEntry:
+            points = None
+        try:
+            self.gradebook.find_solution_cell(grade_id, self.notebook_id, self.assignment_id)
+            solution = True
+        except MissingEntry:
+            solution = False
+        return released_checksum(source, points, solution)
+
     def _restore_flags(self, cell, grade_id, source) -> None:
         """Set grade / solution / locked / points to what the instructor's version says."""
         meta = cell.metadata.nbgrader
@@ -291,3 +318,15 @@ class RestoreCells(OverwriteCells):
                 meta[key] = value
         if graded is None:
             meta.pop("points", None)
+
+
+def released_checksum(source_cell, points: float | None, solution: bool) -> str:
+    """The checksum of an instructor cell as ``generate_assignment`` released it: its hidden tests
+    removed (``ClearHiddenTests``), after the gradebook's checksum was taken."""
+    meta = {"grade": points is not None, "solution": solution, "locked": bool(source_cell.locked)}
+    meta |= {"grade_id": source_cell.name} | ({"points": points} if points is not None else {})
+    cell = nbformat.from_dict(
+        {"cell_type": source_cell.cell_type, "source": source_cell.source, "metadata": {"nbgrader": meta}}
+    )
+    cell, _ = ClearHiddenTests().preprocess_cell(cell, {}, 0)
+    return nbutils.compute_checksum(cell)

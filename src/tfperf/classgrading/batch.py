@@ -294,7 +294,10 @@ def _failure_message(outputs: list) -> str:
     for output in outputs:
         if output.get("output_type") == "error":
             text = str(output.get("evalue", "")).strip().splitlines()
-            return f"{output.get('ename', 'Error')}: {text[0] if text else ''}"[:300]
+            head = text[0] if text else ""
+            if head.endswith(":"):  # a list of problems follows, one per line: "- ..."
+                head += " " + " ".join(line.strip() for line in text[1:] if line.strip().startswith("- "))
+            return f"{output.get('ename', 'Error')}: {head}"[:400]
     for output in outputs:
         if output.get("output_type") == "stream" and output.get("name") == "stderr":
             return "wrote to stderr: " + str(output.get("text", "")).strip()[:200]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import os
 import re
 import statistics
@@ -32,7 +33,27 @@ TOP_MESSAGES = 5
 
 
 def _mask_numbers(message: str) -> str:
+    """The message with its numbers blanked: the key that groups one failure measured at other values."""
     return re.sub(r"\d+(\.\d+)?", "#", message)
+
+
+def common_failures(entries: list[Entry]) -> dict[str, list[tuple[int, str, int]]]:
+    """test cell -> its most common failures, as (students, one student's message, how many wordings).
+
+    Messages that differ only in their numbers (the speedup measured, a value returned) are one failure;
+    it is shown with the numbers of its most frequent wording, never with the numbers blanked."""
+    grouped: dict[str, dict[str, collections.Counter]] = collections.defaultdict(
+        lambda: collections.defaultdict(collections.Counter)
+    )
+    for entry in entries:
+        for cell, message in entry.failures:
+            grouped[cell][_mask_numbers(message)][message] += 1
+    return {
+        cell: sorted(((sum(w.values()), w.most_common(1)[0][0], len(w)) for w in by_key.values()), key=lambda t: -t[0])[
+            :TOP_MESSAGES
+        ]
+        for cell, by_key in grouped.items()
+    }
 
 
 def student_speedups(entry: Entry) -> dict[str, float]:
@@ -165,14 +186,19 @@ def markdown(
     else:
         lines.append("No throughput check recorded a speedup.")
     lines += ["", "## Most common failure messages", ""]
-    messages = collections.defaultdict(collections.Counter)
-    for entry in graded:
-        for cell, message in entry.failures:
-            messages[cell][_mask_numbers(message)] += 1
+    messages = common_failures(graded)
     if messages:
         for cell in sorted(messages):
             lines.append(f"- **{cell}**")
-            lines += [f"  - {n} student(s): {_md_escape(m)}" for m, n in messages[cell].most_common(TOP_MESSAGES)]
+            lines += [
+                f"  - {n} student(s): {_md_escape(m)}"
+                + (
+                    f" ({wordings} wordings that differ in their numbers; this is the most frequent)"
+                    if wordings > 1
+                    else ""
+                )
+                for n, m, wordings in messages[cell]
+            ]
     else:
         lines.append("No test cell lost points.")
     lines += ["", "## Anomalies to check by hand", ""]
@@ -193,27 +219,56 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
-def plot_points(entries: list[Entry], path: Path) -> bool:
+#: Plots per row in the report's figures: readable at a page's width (about 10 inches).
+PLOTS_PER_ROW = 4
+
+
+def _grid(count: int):
+    """A figure of ``count`` small plots, PLOTS_PER_ROW to a row, a page wide; its axes in reading order."""
     from matplotlib.figure import Figure
+
+    columns = min(count, PLOTS_PER_ROW)
+    rows = math.ceil(count / columns)
+    fig = Figure(figsize=(10, 2.6 * rows), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes[:count]
+
+
+def plot_points(entries: list[Entry], path: Path) -> bool:
+    fig = points_figure(entries)
+    if fig is None:
+        return False
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def points_figure(entries: list[Entry]):
+    """Per test cell, how many students scored what: a bar per score from 0 to the cell's points."""
+    from matplotlib.ticker import MaxNLocator
 
     graded = [e for e in entries if e.status == GRADED]
     cells = sorted({c for e in graded for c in e.cells})
     if not cells:
-        return False
-    fig = Figure(figsize=(3.2 * len(cells), 2.8), layout="constrained")
-    for ax, cell in zip(fig.subplots(1, len(cells), squeeze=False)[0], cells):
-        dist = collections.Counter(e.cells[cell][0] for e in graded if cell in e.cells)
-        keys = sorted(dist)
-        ax.bar([f"{k:g}" for k in keys], [dist[k] for k in keys], color="tab:blue")
+        return None
+    fig, axes = _grid(len(cells))
+    for ax, cell in zip(axes, cells):
+        got = [e.cells[cell] for e in graded if cell in e.cells]
+        full = max(m for _, m in got)
+        dist = collections.Counter(s for s, _ in got)
+        keys = sorted(set(dist) | {0.0, full})  # the scale's both ends, even where nobody is
+        ax.bar([f"{k:g}" for k in keys], [dist.get(k, 0) for k in keys], color="tab:blue")
         ax.set_title(cell, fontsize=9)
-        ax.set_xlabel("points")
-        ax.set_ylabel("students")
-    fig.savefig(path, dpi=90)
-    return True
+        ax.set_xlabel(f"points (of {full:g})", fontsize=8)
+        ax.set_ylabel("students", fontsize=8)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(labelsize=8)
+    return fig
 
 
 def plot_speedups(entries: list[Entry], path: Path, reference: str | None = None) -> bool:
-    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     compared = comparison(entries, reference)
     by_exercise = collections.defaultdict(list)
@@ -226,18 +281,21 @@ def plot_speedups(entries: list[Entry], path: Path, reference: str | None = None
     if not by_exercise:
         return False
     names = sorted(by_exercise)
-    fig = Figure(figsize=(3.2 * len(names), 2.8), layout="constrained")
-    for ax, exercise in zip(fig.subplots(1, len(names), squeeze=False)[0], names):
+    fig, axes = _grid(len(names))
+    for ax, exercise in zip(axes, names):
         ax.hist(by_exercise[exercise], bins=min(20, max(5, len(by_exercise[exercise]))), color="tab:green")
         if compared.speedups.get(exercise):
             ax.axvline(compared.speedups[exercise], color="black", linestyle="--", label=compared.label)
         if targets.get(exercise):
             ax.axvline(targets[exercise], color="tab:red", label="target")
         ax.set_title(exercise, fontsize=9)
-        ax.set_xlabel("median speedup (x)")
-        ax.set_ylabel("students")
-        ax.legend(fontsize=7)
-    fig.savefig(path, dpi=90)
+        ax.set_xlabel("median speedup (x)", fontsize=8)
+        ax.set_ylabel("students", fontsize=8)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(labelsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.savefig(path, dpi=100)
     return True
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils as nbutils
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests
 
+from tfperf.autograding.preprocessors import released_checksum
 from tfperf.classgrading.ledger import submission_checksum
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
@@ -93,18 +93,6 @@ class AssignmentCells:
                 if a.name != assignment
             }
         return cls(notebooks, others)
-
-
-def released_checksum(source_cell, points: float | None, solution: bool) -> str:
-    """The checksum of an instructor cell as ``generate_assignment`` released it: its hidden tests
-    removed (``ClearHiddenTests``), after the gradebook's checksum was taken."""
-    meta = {"grade": points is not None, "solution": solution, "locked": bool(source_cell.locked)}
-    meta |= {"grade_id": source_cell.name} | ({"points": points} if points is not None else {})
-    cell = nbformat.from_dict(
-        {"cell_type": source_cell.cell_type, "source": source_cell.source, "metadata": {"nbgrader": meta}}
-    )
-    cell, _ = ClearHiddenTests().preprocess_cell(cell, {}, 0)
-    return nbutils.compute_checksum(cell)
 
 
 def check(student: str, folder: Path, cells: AssignmentCells) -> Submission:

@@ -78,12 +78,16 @@ def check_recorded_run(
             f"duration_s is {run.duration_s}; the call took {wall:.3f} s, and the run is part of it, and a warmed-up "
             f"copy of the script took {least / FLOOR_SHARE:.3f} s for those steps here"
         )
-    elif not (run.throughput and math.isclose(run.throughput, (run.examples or 0) / run.duration_s, rel_tol=1e-6)):
+    elif run.examples and not (
+        run.throughput and math.isclose(run.throughput, run.examples / run.duration_s, rel_tol=1e-6)
+    ):
         problems.append(
-            f"throughput is {run.throughput}; examples over duration_s is {(run.examples or 0) / run.duration_s:.6g}"
+            f"throughput is {run.throughput}; examples / duration_s = {run.examples} / {run.duration_s:.6g} "
+            f"= {run.examples / run.duration_s:.6g}"
         )
     loss = run.metrics.get("loss")
     if not isinstance(loss, int | float) or not math.isfinite(loss):
         problems.append(f"metrics holds no finite 'loss' ({run.metrics})")
     if problems:
-        raise GradingFailure(f"{who} recorded a run, but " + "; ".join(problems) + f".{reread(section)}")
+        listed = "".join(f"\n  - {problem}" for problem in problems)
+        raise GradingFailure(f"{who} recorded a run, but:{listed}{reread(section)}")
