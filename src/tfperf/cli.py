@@ -165,6 +165,7 @@ def grade(args: argparse.Namespace) -> int:
         zip_regexp=args.zip_regexp or DEFAULT_ZIP_REGEXP,
         progress=not args.no_progress,
         reference=args.reference,
+        beliefs_names=args.beliefs_names,
     )
     try:
         outcome = batch.run(options)
@@ -218,6 +219,8 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
         forwarded += ["--cores-per-job", str(args.cores_per_job)]
     if args.reference:
         forwarded += ["--reference", args.reference]
+    if args.beliefs_names:
+        forwarded.append("--beliefs-names")
     try:
         script = slurm.write_array_job(
             args.assignment,
@@ -377,6 +380,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="STUDENT",
         help="the student id under which the reference solution was graded: the summary compares speedups with it "
         "(default: with the class median)",
+    )
+    gr.add_argument(
+        "--beliefs-names",
+        action="store_true",
+        help="name the students on the class-beliefs page (reports/ASSIGNMENT/beliefs.md; default: no names)",
     )
     gr.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
     gr.add_argument(

@@ -34,7 +34,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from tfperf.autograding.preprocessors import KERNEL_DIED
-from tfperf.classgrading import cpusets, report
+from tfperf.classgrading import beliefs, cpusets, report
 from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry, Ledger
 from tfperf.classgrading.submissions import DEFAULT_ZIP_REGEXP, AssignmentCells, Submission, collect, zip_collect
 from tfperf.grading import RECORD_ENV_VAR
@@ -64,6 +64,7 @@ class Options:
     zip_regexp: str = DEFAULT_ZIP_REGEXP
     progress: bool = True
     reference: str | None = None  # the student id of the reference submission the summary compares with
+    beliefs_names: bool = False  # name students on the class-beliefs page
 
 
 @dataclass
@@ -212,6 +213,8 @@ class Grader:
         # An earlier "graded" for this very submission no longer holds once nbgrader starts replacing it
         self.ledger.write(Entry(student, self.assignment, sub.checksum, STARTED))
         entry = Entry(student, self.assignment, sub.checksum, FAILED, anomalies=list(sub.anomalies))
+        # read before nbgrader clears the outputs that carry them
+        entry.beliefs = beliefs.from_notebooks([sub.folder / f"{name}.ipynb" for name in sub.notebooks])
         entry.anomalies += [["extra notebook", w] for w in sub.warnings]
         folder = self.course / "autograded" / student / self.assignment
         with open(self.logs / f"{quote(student, safe='')}.log", "w", encoding="utf-8") as log:
@@ -476,7 +479,12 @@ def run(options: Options) -> Outcome:
         export_csv(course, env, common)
     outcome.seconds = time.monotonic() - started
     outcome.summary = report.write(
-        course / "reports", options.assignment, grader.ledger.entries(), outcome_lines(outcome), options.reference
+        course / "reports",
+        options.assignment,
+        grader.ledger.entries(),
+        outcome_lines(outcome),
+        options.reference,
+        beliefs_names=options.beliefs_names,
     )
     return outcome
 

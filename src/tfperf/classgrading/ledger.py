@@ -56,6 +56,8 @@ class Entry:
     failures: list[list[str]] = field(default_factory=list)
     #: rows the throughput checks recorded (``TFPERF_RECORD``)
     speedups: list[dict] = field(default_factory=list)
+    #: predictions the submitted notebooks shared, beside their measurements (``classgrading.beliefs``)
+    beliefs: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     graded_at: float = field(default_factory=time.time)
     host: str = field(default_factory=socket.gethostname)

@@ -25,7 +25,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry
+from tfperf.classgrading import beliefs
+from tfperf.classgrading.ledger import FAILED, GRADED, REJECTED, STARTED, Entry, Ledger
 
 #: A student's median speedup above this many times the reference's is worth a look.
 FAR_BEYOND = 3.0
@@ -299,10 +300,22 @@ def plot_speedups(entries: list[Entry], path: Path, reference: str | None = None
     return True
 
 
+def shared_beliefs(entries: list[Entry], reference: str | None = None) -> dict[str, list[dict]]:
+    """student -> the predictions their graded notebooks shared (the named reference left out)."""
+    return {e.student: e.beliefs for e in entries if e.status == GRADED and e.student != reference}
+
+
 def write(
-    reports: Path, assignment: str, entries: list[Entry], run_lines: list[str], reference: str | None = None
+    reports: Path,
+    assignment: str,
+    entries: list[Entry],
+    run_lines: list[str],
+    reference: str | None = None,
+    *,
+    beliefs_names: bool = False,
 ) -> Path:
-    """Write ``reports/<assignment>/summary.md`` and its plots; returns the summary's path."""
+    """Write ``reports/<assignment>/summary.md``, its plots and the class-beliefs page (``beliefs.md``,
+    ``beliefs.png``; :mod:`tfperf.classgrading.beliefs`); returns the summary's path."""
     folder = reports / assignment
     folder.mkdir(parents=True, exist_ok=True)
     # Several workers (Slurm array tasks) may write at once: each file is written aside, then renamed.
@@ -316,8 +329,33 @@ def write(
             plots.append(name)
         else:
             (folder / name).unlink(missing_ok=True)
+    shared = shared_beliefs(entries, reference)
+    earlier = {
+        ledger.name: shared_beliefs(Ledger(reports, ledger.name).entries())
+        for ledger in sorted((reports / "ledger").glob("*"))
+        if ledger.is_dir() and ledger.name != assignment
+    }
+    picture = beliefs.figure(shared)
+    tmp = folder / f".{tag}-beliefs.png"
+    if picture is not None:
+        picture.savefig(tmp, dpi=100)
+        tmp.replace(folder / "beliefs.png")
+    else:
+        (folder / "beliefs.png").unlink(missing_ok=True)
+    page = beliefs.page(
+        assignment, shared, earlier, names=beliefs_names, plot="beliefs.png" if picture is not None else None
+    )
+    _write_text(folder / "beliefs.md", page, tag)
+    text = markdown(assignment, entries, run_lines, plots, reference)
+    text += (
+        "\n## What the class believed\n\nPredictions against measurements, never graded: [beliefs.md](beliefs.md).\n"
+    )
     summary = folder / "summary.md"
-    tmp = folder / f".{tag}-summary.md"
-    tmp.write_text(markdown(assignment, entries, run_lines, plots, reference), encoding="utf-8")
-    tmp.replace(summary)
+    _write_text(summary, text, tag)
     return summary
+
+
+def _write_text(path: Path, text: str, tag: str) -> None:
+    tmp = path.parent / f".{tag}-{path.name}"
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

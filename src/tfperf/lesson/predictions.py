@@ -8,7 +8,13 @@ says so and saves nothing. Predictions are not graded: what is right depends on 
 
 Saved as JSON lines in the learner's workspace (:func:`store`): ``TFPERF_PREDICTIONS`` if set, else
 ``predictions.jsonl`` in the ``my-work`` folder the notebook runs in (``make lab``), else in the
-notebook's folder. Nothing leaves the machine.
+notebook's folder.
+
+Shared with the class, unless the learner opts out: :func:`reveal`'s line is a display output whose
+metadata (:data:`OUTPUT_KEY`) holds the prediction and the measurement, so a submitted notebook carries
+them to the instructor's class report (``tfperf.classgrading.beliefs``: counted without names, never
+graded). :func:`share` ``(False)`` (saved in the store, so it holds after a restart) or
+``TFPERF_SHARE_PREDICTIONS=0`` keeps them out of the notebook; the line then prints as before.
 """
 
 from __future__ import annotations
@@ -22,6 +28,14 @@ from pathlib import Path
 
 STORE_ENV_VAR = "TFPERF_PREDICTIONS"
 STORE_NAME = "predictions.jsonl"
+SHARE_ENV_VAR = "TFPERF_SHARE_PREDICTIONS"
+#: The key of a shared prediction in a display output's metadata.
+OUTPUT_KEY = "tfperf_prediction"
+#: What the learner is told where they predict (the opt-out).
+SHARING_NOTE = (
+    "If you submit this notebook, it carries your prediction and your measurement to your instructor's "
+    "class report, counted without names and never graded; <code>predictions.share(False)</code> keeps them out."
+)
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,21 @@ def latest_prediction(key: str) -> Choice | None:
     return Choice(last["label"], last["low"], math.inf if last.get("high") is None else last["high"])
 
 
+def share(on: bool = True) -> None:
+    """Whether :func:`reveal` puts the prediction and the measurement into the notebook's output (see the
+    module's docstring); saved in the store, so that it holds after a restart."""
+    _append({"kind": "sharing", "on": bool(on), "time": time.time()})
+    print("Your predictions go with this notebook to the class report." if on else "Your predictions stay here.")
+
+
+def sharing() -> bool:
+    """The learner's last :func:`share` (sharing unless they opted out); ``TFPERF_SHARE_PREDICTIONS=0`` overrides."""
+    if os.environ.get(SHARE_ENV_VAR, "").strip() == "0":
+        return False
+    said = [r for r in rows() if r.get("kind") == "sharing"]
+    return bool(said[-1].get("on", True)) if said else True
+
+
 def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x") -> None:
     """Print the prediction for ``key`` beside ``measured``, and save both (nothing if there is none)."""
     choice = latest_prediction(key)
@@ -132,17 +161,37 @@ def reveal(key: str, measured: float, *, what: str = "speedup", unit: str = "x")
         print(f"Measured {what}: {measured:.3g}{unit}. (No prediction was committed for it: nothing saved.)")
         return
     error = choice.error_decades(measured)
-    print(f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {choice.verdict(measured, unit)}.")
-    _append(
-        {
-            "kind": "measured",
-            "key": key,
-            "label": choice.label,
-            "measured": measured,
-            "error_decades": _finite(error),
-            "time": time.time(),
-        }
-    )
+    line = f"You predicted {choice.label}; measured here: {measured:.3g}{unit}, {choice.verdict(measured, unit)}."
+    row = {
+        "kind": "measured",
+        "key": key,
+        "label": choice.label,
+        "low": choice.low,
+        "high": _finite(choice.high),
+        "measured": measured,
+        "unit": unit,
+        "error_decades": _finite(error),
+        "time": time.time(),
+    }
+    _append(row)
+    _say(line, row if sharing() else None)
+
+
+def _say(line: str, shared: dict | None) -> None:
+    """``line`` as the cell's output; in a notebook with ``shared``, a display output carrying it."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        get_ipython = None
+    if shared is None or get_ipython is None or get_ipython() is None:
+        print(line)
+        return
+    import sys
+
+    sys.stdout.flush()  # the lines printed before it stay before it
+    shared = {k: v for k, v in shared.items() if k not in ("kind", "time")}
+    display({"text/plain": line}, metadata={OUTPUT_KEY: shared}, raw=True)
 
 
 def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
@@ -153,7 +202,8 @@ def ask(key: str, question: str, choices: tuple[Choice, ...] = SPEEDUPS):
     button = widgets.Button(
         description="Commit my prediction", icon="check", button_style="info", layout={"width": "max-content"}
     )
-    status = widgets.HTML("Choose, then commit, before you run the experiment below.")
+    note = f"<br><small>{SHARING_NOTE}</small>" if sharing() else ""
+    status = widgets.HTML(f"Choose, then commit, before you run the experiment below.{note}")
 
     def committed(_):
         if options.value is None:
