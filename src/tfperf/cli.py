@@ -1,4 +1,4 @@
-"""Command line: ``python -m tfperf doctor | ceilings | diagnose | runs | calibrate | workspace | report | recheck | grade``."""
+"""Command line: ``python -m tfperf doctor | ceilings | diagnose | runs | calibrate | workspace | report | recheck | grade | export``."""
 
 from __future__ import annotations
 
@@ -244,6 +244,44 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
     return 0
 
 
+def export_grades(args: argparse.Namespace) -> int:
+    """Write the gradebook's scores as the CSV file Canvas's or Moodle's gradebook imports (tfperf.classgrading.lms)."""
+    from tfperf.classgrading import lms
+
+    course = (args.course or checkout.course_root() / "autograde").resolve()
+    options = lms.Options(
+        args.lms,
+        args.roster,
+        course,
+        assignments=args.assignment,
+        db_url=args.db_url,
+        output=args.output,
+        moodle_id=args.moodle_id,
+        columns=args.column,
+        missing_as_zero=args.missing_as_zero,
+    )
+    try:
+        outcome = lms.run(options)
+    except lms.ExportError as problem:
+        for line in problem.problems:
+            print(f"tfperf export: {line}", file=sys.stderr)
+        print("tfperf export: nothing written.", file=sys.stderr)
+        return 2
+    out, err = lms.report_lines(outcome)
+    for line in err:
+        print(line, file=sys.stderr)
+    for line in out:
+        print(line)
+    if outcome.unmatched and not args.allow_unmatched:
+        print(
+            f"tfperf export: {len(outcome.unmatched)} graded student(s) not in the roster: add them to "
+            f"{args.roster}, or accept this with --allow-unmatched.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def report(notebooks: list[Path], out: Path | None, size: str, timeout: int | None) -> int:
     """Run the reference notebooks on this device and write one Markdown report (tfperf.authoring.report)."""
     from tfperf.authoring import report as reporting
@@ -416,6 +454,52 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OPTION",
         help="with --slurm: an sbatch option for the script, e.g. --sbatch=--partition=gpu (repeatable)",
     )
+    ex = sub.add_parser(
+        "export",
+        help="write the gradebook's scores as the CSV file Canvas's or Moodle's gradebook imports "
+        "(reports/<lms>-grades.csv; docs/lms-export.md)",
+    )
+    ex.add_argument("--lms", required=True, choices=("canvas", "moodle"), help="the LMS whose import reads the file")
+    ex.add_argument(
+        "--roster",
+        required=True,
+        type=Path,
+        help="CSV file mapping nbgrader_id to the LMS's ids (columns: docs/lms-export.md)",
+    )
+    ex.add_argument(
+        "--assignment",
+        action="extend",
+        nargs="+",
+        metavar="NAME",
+        help="the assignments to export, in this order (default: every assignment of the gradebook with a submission)",
+    )
+    ex.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="ASSIGNMENT=NAME",
+        help="the file's column name for an assignment, e.g. '08_capstone=Capstone (1234)' for Canvas's "
+        "assignment 1234 (default: the nbgrader name; repeatable)",
+    )
+    ex.add_argument(
+        "--moodle-id",
+        choices=("email", "username", "idnumber", "userid"),
+        default="email",
+        help="with --lms moodle: the roster column, and Moodle user field, that identifies students (default: email)",
+    )
+    ex.add_argument(
+        "--missing-as-zero",
+        action="store_true",
+        help="a roster student without a submission gets 0 (default: no grade, an empty cell; '-' for Moodle)",
+    )
+    ex.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="exit 0 even when graded students are missing from the roster (they are listed, not written)",
+    )
+    ex.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
+    ex.add_argument("--db-url", help="the gradebook (nbgrader's CourseDirectory.db_url; default: SQLite in the course)")
+    ex.add_argument("--output", type=Path, help="the file to write (default: COURSE/reports/<lms>-grades.csv)")
     rep = sub.add_parser(
         "report",
         help="run every chapter's reference notebook here and write a Markdown report "
@@ -449,6 +533,10 @@ def main(argv: list[str] | None = None) -> int:
                 if given:
                     parser.error(f"{flag} goes with --slurm")
         return grade(args)
+    if args.command == "export":
+        if args.lms != "moodle" and args.moodle_id != "email":
+            parser.error("--moodle-id goes with --lms moodle")
+        return export_grades(args)
     if args.command == "doctor":
         return doctor()
     if args.command == "ceilings":
