@@ -136,7 +136,8 @@ def test_feedback_grades_csv_and_report(course, interrupted):
     assert "| dead | kernel lost |" in summary
     assert "| screened | screen flag | toy: answer_square: " in summary
     assert "| screened | extra notebook | extra notebook scratch.ipynb" in summary
-    assert "AssertionError: square(#) returned #, expected #" in summary
+    # a failure is shown with one student's own numbers, never with them blanked
+    assert re.search(r"AssertionError: square\(-?\d+\) returned [\d.-]+, expected \d+", summary), summary
     assert "ran past the time limit" in summary  # the endless loop, stopped at the time limit outside the kernel
     # the toy's speed check recorded its ratios from inside the sandbox, through TFPERF_RECORD: for the
     # students whose check_total ran to the end (reference, wrong, screened, and dead, graded on in a new kernel

@@ -15,6 +15,13 @@ from tfperf.diagnosis.run import diagnose  # noqa: E402
 BATCH, FEATURES = 32, 16
 
 
+def codes(found):
+    """The findings' codes but small-batch: the toy steps here (a product of 32 by 16) are overhead-bound on any
+    device, which small-batch rightly says of each of them (a tf.function call's cost is measured where there is no
+    card); test_a_step_about_as_short_as_a_call_on_the_card_is_overhead_bound is about it."""
+    return [code for code in found.codes() if code != "small-batch"]
+
+
 def model_and_data(seed=0):
     rng = np.random.default_rng(seed)
     w = tf.Variable(rng.standard_normal((FEATURES, 1)).astype(np.float32))
@@ -140,13 +147,13 @@ def prints_every_step():
 )
 def test_each_pitfall_is_named_and_only_it(make, code):
     found = diagnose(make(), steps=8, card=None)
-    assert found.codes() == [code], found.report()
+    assert codes(found) == [code], found.report()
     assert code in found.report() and CATALOGUE[code].fix in found.report(everything=True)
 
 
 def test_the_fixed_loop_has_no_finding():
     found = diagnose(fixed(), steps=8, card=None)
-    assert found.codes() == [], found.report()
+    assert codes(found) == [], found.report()
     assert "No finding worth fixing here" in found.report()
     assert found.counts.steps == 8 and found.counts.graph_calls == 8
 
@@ -196,13 +203,13 @@ if __name__ == "__main__":
 def test_a_script_that_defines_train_still_works(tmp_path, capsys, monkeypatch):
     """The course's first contract: a script that defines train(steps) and keeps its own run under __main__ (here
     it exits there): run as it is it trains no step, and its train is diagnosed."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no device card: no small-batch finding
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no device card
     monkeypatch.setenv("TFPERF_RUNS_DB", f"sqlite:///{tmp_path / 'runs.sqlite'}")
     script = tmp_path / "my_training.py"
     script.write_text(SCRIPT)
     assert cli.main(["diagnose", str(script), "--steps", "6", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert {f["code"] for f in data["findings"]} == {"host-read-every-step", "print-in-step"}
+    assert {f["code"] for f in data["findings"]} - {"small-batch"} == {"host-read-every-step", "print-in-step"}
     assert cli.main(["diagnose", str(script), "--steps", "6", "--all"]) == 0
     assert "[host-read-every-step]" in capsys.readouterr().out
 
@@ -230,8 +237,8 @@ def test_the_command_says_what_went_wrong_with_a_script_in_one_line(tmp_path, ca
     assert "no such script" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("steps_per_execution, codes", [(1, ["one-step-per-call"]), (8, [])])
-def test_keras_fit_reads_its_logs_every_call(steps_per_execution, codes):
+@pytest.mark.parametrize("steps_per_execution, expected", [(1, ["one-step-per-call"]), (8, [])])
+def test_keras_fit_reads_its_logs_every_call(steps_per_execution, expected):
     """Chapter 3: fit reads the logs on the host after every call of its train function; N steps a call read them
     once per N steps. Those reads are Keras's own: the evidence of one-step-per-call, not host reads of the user's
     loop. A new pipeline per fit call traces tf.data's functions again: not the step's retracing."""
@@ -244,7 +251,7 @@ def test_keras_fit_reads_its_logs_every_call(steps_per_execution, codes):
         model.fit(x, y, batch_size=32, epochs=1, steps_per_epoch=steps, verbose=0)
 
     found = diagnose(train, steps=16, card=None)
-    assert found.codes() == codes, found.report()
+    assert codes(found) == expected, found.report()
     assert found.counts.pipeline_traces >= 1 and found.counts.traces == 0
     assert found.counts.host_reads == 0 and found.counts.keras_reads >= 16 / steps_per_execution
 
@@ -264,14 +271,14 @@ def test_keras_fit_run_eagerly_runs_its_steps_op_by_op():
 
 
 @pytest.mark.parametrize(
-    "strategy, codes",
+    "strategy, expected",
     [
         ("convert every step", ["per-batch-upload"]),
         (".numpy() round trip", ["host-read-every-step", "per-batch-upload"]),
         ("convert once", []),
     ],
 )
-def test_chapter_1s_own_loops(strategy, codes):
+def test_chapter_1s_own_loops(strategy, expected):
     """Chapter 1, section 4: the array converted again every step is an upload a step, the tensor read back and
     converted again every step a host read and an upload a step; converted once, neither (tfperf.experiments.tensors_and_devices). The
     loops run op by op, as chapter 1 (before graphs) writes them: eager-steps is left out of the comparison."""
@@ -283,7 +290,7 @@ def test_chapter_1s_own_loops(strategy, codes):
         td.loop_for(strategy, array, steps)()
 
     found = diagnose(train, steps=8, warmup=2, card=None)
-    assert [c for c in found.codes() if c != "eager-steps"] == codes, found.report()
+    assert [c for c in codes(found) if c != "eager-steps"] == expected, found.report()
 
 
 class Card:
@@ -327,17 +334,17 @@ def bfloat16_loop():
 def test_float32_products_where_the_card_says_bfloat16_is_much_faster():
     fast_bfloat16 = Card(matmul_float32=1e11, matmul_bfloat16=3e11, matmul_float16=1e11)
     found = diagnose(fixed(), steps=4, card=fast_bfloat16)
-    assert found.codes() == ["low-precision-unused"], found.report()
-    evidence = found.findings[0].evidence
+    assert codes(found) == ["low-precision-unused"], found.report()
+    [evidence] = [f.evidence for f in found.findings if f.code == "low-precision-unused"]
     assert evidence["card_dtype"] == "bfloat16" and evidence["card_gain"] == pytest.approx(3.0)
     assert set(evidence["matmul_dtypes"]) == {"float32"}  # the step's product and its gradient's
-    assert diagnose(fixed(), steps=4, card=Card(matmul_float32=1e11, matmul_bfloat16=1.2e11)).codes() == []
-    assert diagnose(bfloat16_loop(), steps=4, card=fast_bfloat16).codes() == []
+    assert codes(diagnose(fixed(), steps=4, card=Card(matmul_float32=1e11, matmul_bfloat16=1.2e11))) == []
+    assert codes(diagnose(bfloat16_loop(), steps=4, card=fast_bfloat16)) == []
 
 
 def test_tensorfloat32_is_the_float32_rate_where_the_card_has_it():
     card = Card(matmul_float32=1e11, matmul_tf32=2.5e11, matmul_float16=3e11)  # 1.2x TF32: not much faster
-    assert diagnose(fixed(), steps=4, card=card).codes() == []
+    assert codes(diagnose(fixed(), steps=4, card=card)) == []
 
 
 MAGIC = """
@@ -350,7 +357,8 @@ assert shell.run_cell("import tensorflow as tf; w = tf.Variable(tf.ones([4, 1]))
 assert shell.run_cell("step = tf.function(lambda: tf.reduce_sum(x @ w))").success
 shell.run_cell_magic("diagnose", "--steps 6 --warmup 1", "seen.append(step().numpy())\\n")
 found = shell.user_ns["_diagnosis"]
-print(json.dumps({"seen": len(shell.user_ns["seen"]), "codes": found.codes(), "steps": found.counts.steps}))
+codes = [code for code in found.codes() if code != "small-batch"]  # a toy step: overhead-bound anywhere
+print(json.dumps({"seen": len(shell.user_ns["seen"]), "codes": codes, "steps": found.counts.steps}))
 """
 
 
@@ -382,10 +390,10 @@ def test_the_profiler_captures_more_steps_when_asked(tmp_path, capsys, monkeypat
 
 
 @pytest.mark.parametrize(
-    "strategy, codes",
+    "strategy, expected",
     [("read every step", ["host-read-every-step"]), ("N steps per tf.function", [])],
 )
-def test_chapter_5s_own_loops(strategy, codes):
+def test_chapter_5s_own_loops(strategy, expected):
     """Chapter 5's incident and its fix, as the chapter runs them (tfperf.experiments.gpu_sync.loop_for)."""
     from tfperf.experiments import gpu_sync
 
@@ -393,18 +401,18 @@ def test_chapter_5s_own_loops(strategy, codes):
         w0, xs, ys = gpu_sync.make_problem(steps)  # made on the device before the loop: counted once a call
         gpu_sync.loop_for(strategy, w0, xs, ys, every=4)()
 
-    assert diagnose(train, steps=8, warmup=4, card=None).codes() == codes
+    assert codes(diagnose(train, steps=8, warmup=4, card=None)) == expected
 
 
 @pytest.mark.parametrize(
-    "strategy, codes",
+    "strategy, expected",
     [
         ("convert every batch", ["per-batch-upload"]),
         ("convert once, slice on the device", []),
         ("tf.data with prefetch", []),
     ],
 )
-def test_chapter_5s_own_feeding(strategy, codes):
+def test_chapter_5s_own_feeding(strategy, expected):
     """Chapter 5, section 6: a batch converted every step is counted; one conversion a call and batches that
     prefetch_to_device copied ahead are not."""
     from tfperf.experiments import gpu_sync
@@ -417,11 +425,11 @@ def test_chapter_5s_own_feeding(strategy, codes):
             loop()
 
     found = diagnose(train, steps=16, warmup=8, card=None)
-    assert found.codes() == codes, found.report()
+    assert codes(found) == expected, found.report()
 
 
-@pytest.mark.parametrize("placement, codes, traces", [("every step", ["retracing"], 12), ("once", [], 0)])
-def test_chapter_2s_function_made_in_the_loop_or_once(placement, codes, traces):
+@pytest.mark.parametrize("placement, expected, traces", [("every step", ["retracing"], 12), ("once", [], 0)])
+def test_chapter_2s_function_made_in_the_loop_or_once(placement, expected, traces):
     """Chapter 2, section 6: a tf.function made in every step traces in every step; made once before the loop, it
     traced in the warm-up and never again."""
     from tfperf.experiments import eager_vs_graph as eg
@@ -433,7 +441,7 @@ def test_chapter_2s_function_made_in_the_loop_or_once(placement, codes, traces):
             loop()
 
     found = diagnose(train, steps=12, warmup=6, card=None)
-    assert found.codes() == codes and found.counts.traces == traces, found.report()
+    assert codes(found) == expected and found.counts.traces == traces, found.report()
 
 
 def chapter_4s_loop(settings):
