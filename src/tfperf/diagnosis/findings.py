@@ -71,7 +71,7 @@ CATALOGUE = {
         ),
         Kind(
             "small-batch",
-            "a step takes about as long as one tf.function call on this device's card",
+            "a step takes about as long as one tf.function call on this device (measured by tfperf ceilings)",
             "a step that short is overhead-bound: the fixed cost of launching it, not its arithmetic or its bytes, "
             "sets its time, and a larger batch does more work for about the same cost",
             "chapter 6, section 2 (Three floors under every step), chapter 3, section 3 (steps_per_execution) and "
@@ -182,6 +182,10 @@ class Counts:
     #: seconds inside the steps' own calls (Keras's train function, the step's tf.function), where they were timed:
     #: on a CPU (on a GPU a call can return before its work is done), in a script (:mod:`tfperf.diagnosis.steps`)
     inside_seconds: float | None = None
+    #: the measured steps' own time with the counters on, where ``seconds`` is that of as many steps timed after
+    #: them without the counters (a script's run): the counters' own cost is the difference
+    counted_seconds: float | None = None
+    counted_inside_seconds: float | None = None  #: ``inside_seconds`` of the counted steps (the counters' cost shown)
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
@@ -324,9 +328,16 @@ def decide(counts: Counts) -> list[Finding]:
         )
     if per_step(counts.keras_calls) >= 1:
         reads_per_call = counts.keras_reads / max(counts.keras_calls, 1)
-        if counts.inside_seconds is not None:  # timed: the loop's time around the train function's calls
-            around = max(0.0, counts.seconds - counts.inside_seconds)
-            measured = f"; {around / counts.seconds:.0%} of the steps' time was spent outside the train function"
+        call = counts.function_call or (costs.function_call if costs else None)
+        if counts.inside_seconds is not None and call:
+            # what fewer calls save: the loop's time around the train function's calls (timed), and each call's own
+            # fixed cost (the card's), which a call of several steps pays once
+            outside = max(0.0, counts.seconds - counts.inside_seconds)
+            around = outside + counts.keras_calls * call
+            measured = (
+                f"; {outside / counts.seconds:.0%} of the steps' time was spent outside the train function, and each "
+                f"call costs about {call * 1e6:.0f} µs on this device"
+            )
         else:  # estimated: a call's fixed cost and the reads of its logs
             around = costs and counts.keras_calls * (costs.function_call + reads_per_call * costs.host_read)
             measured = ""

@@ -26,7 +26,7 @@ from typing import Any
 from tfperf.diagnosis.findings import decide
 from tfperf.diagnosis.run import Diagnosis, Measurement, diagnose, unit_costs
 from tfperf.diagnosis.steps import StepClock
-from tfperf.measure import profile_analysis
+from tfperf.measure import profile_analysis, timing
 from tfperf.runtime import device, logs
 
 #: Calls of the step (each of one or more steps) that the Profiler captures at least, for the input wait.
@@ -58,6 +58,8 @@ class _Session:
         self.profiled_calls = 0
         self.captured: tuple[Path, float] | None = None
         self.clock: StepClock | None = None
+        #: the uncounted steps after the measured ones: (steps, seconds, seconds inside the steps' calls)
+        self.timed: tuple[int, float, float] | None = None
 
     def on_steps(self, count: int, what: str) -> None:
         self.seen += count
@@ -73,6 +75,12 @@ class _Session:
                 self.marked = True
         elif self.phase == "measured" and self.seen - self.from_step >= self.steps:
             self._end_measurement()
+            self.phase, self.from_step = "timed", self.seen
+            self.inside_from = self.clock.inside_seconds
+            device.sync()
+            self.timed_from = timing.now()
+        elif self.phase == "timed" and self.seen - self.from_step >= self.steps:
+            self._end_timing()
             if self.profile_dir is None:
                 raise _Diagnosed
             self.phase, self.from_step = "profiled", self.seen
@@ -91,6 +99,17 @@ class _Session:
         self.measured = self.seen - self.from_step
         self.phase = "measured, done"
 
+    def _end_timing(self) -> None:
+        """The same number of steps again, timed without the counters (whose own cost, a stack walk per host read,
+        is time a step does not spend uncounted): the time a share of a step is a share of."""
+        device.sync()
+        self.timed = (
+            self.seen - self.from_step,
+            timing.now() - self.timed_from,
+            self.clock.inside_seconds - self.inside_from,
+        )
+        self.phase = "timed, done"
+
     def _end_capture(self) -> None:
         self.captured = self.capture.stop()
         self.profiled = self.seen - self.from_step
@@ -101,6 +120,8 @@ class _Session:
         """The script ended (or failed): close whatever phase is open."""
         if self.phase == "measured":
             self._end_measurement()
+        if self.phase == "timed" and self.seen > self.from_step:
+            self._end_timing()
         if self.capture is not None:
             self._end_capture()
 
@@ -202,8 +223,16 @@ def diagnose_script(
                 f"steps and one measured step (--warmup {max(0, session.seen - 1)} --steps 1 would measure one)"
             )
         counts = session.measurement.counts(session.measured, card, costs)
-        if device.device_class() == "cpu" and session.inside > 0:  # a GPU's call returns before its work is done
-            counts.inside_seconds = session.inside
+        inside = session.inside
+        if session.timed is not None:  # the time of steps without the counters' own cost, for as many steps
+            timed_steps, timed_seconds, timed_inside = session.timed
+            counts.counted_seconds = counts.seconds
+            if device.device_class() == "cpu" and inside > 0:
+                counts.counted_inside_seconds = inside
+            counts.seconds = timed_seconds * counts.steps / timed_steps
+            inside = timed_inside * counts.steps / timed_steps
+        if device.device_class() == "cpu" and inside > 0:  # a GPU's call returns before its work is done
+            counts.inside_seconds = inside
         notes = []
         if session.measured < steps:
             notes.append(f"The script ended after {session.measured} of the {steps} steps asked for ({ended}).")
