@@ -179,7 +179,27 @@ def grade(args: argparse.Namespace) -> int:
     print(f"Summary: {outcome.summary}")
     if outcome.interrupted:
         return 130
-    return 1 if outcome.failed else 0
+    exported = [export_after_grading(args, course, lms) for lms in args.export]
+    return 1 if outcome.failed else max(exported, default=0)
+
+
+def export_after_grading(args: argparse.Namespace, course: Path, lms: str) -> int:
+    """``tfperf export --lms LMS --roster ROSTER --assignment ASSIGNMENT`` for the assignment just graded."""
+    print(f"Export to {lms}:")
+    return export_grades(
+        argparse.Namespace(
+            lms=lms,
+            roster=args.roster,
+            course=course,
+            assignment=[args.assignment],
+            db_url=args.db_url,
+            output=None,
+            moodle_id="email",
+            column=[],
+            missing_as_zero=False,
+            allow_unmatched=False,
+        )
+    )
 
 
 def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
@@ -433,6 +453,15 @@ def main(argv: list[str] | None = None) -> int:
     gr.add_argument(
         "--zip-regexp", help="file-name pattern of the LMS downloads (nbgrader's FileNameCollectorPlugin.named_regexp)"
     )
+    gr.add_argument(
+        "--export",
+        action="append",
+        default=[],
+        choices=("canvas", "moodle"),
+        help="then write the assignment's grades as this LMS's gradebook import (tfperf export; with --roster; "
+        "repeatable)",
+    )
+    gr.add_argument("--roster", type=Path, help="with --export: the roster CSV file (docs/lms-export.md)")
     gr.add_argument("--execute-timeout", type=int, help="seconds a cell may run (nbgrader's Execute.timeout)")
     gr.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -532,6 +561,10 @@ def main(argv: list[str] | None = None) -> int:
             ):
                 if given:
                     parser.error(f"{flag} goes with --slurm")
+        elif args.export:
+            parser.error("--export goes without --slurm: run tfperf export once the array job has graded everyone")
+        if bool(args.export) != bool(args.roster):
+            parser.error("--export and --roster go together")
         return grade(args)
     if args.command == "export":
         if args.lms != "moodle" and args.moodle_id != "email":

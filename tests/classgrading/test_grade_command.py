@@ -124,6 +124,33 @@ def test_bad_input_costs_only_that_submission(course, interrupted):
     assert toy.gradebook_problems(course) == []
 
 
+def test_grade_exports_to_both_lms_from_a_roster(course, interrupted, tmp_path):
+    """``tfperf grade ... --export canvas --export moodle --roster``: every submission graded already (skipped), the
+    assignment's scores written as each LMS's import; a graded student missing from the roster is named, and exits 1."""
+    roster = tmp_path / "roster.csv"
+    kinds = [k for k in GRADED_KINDS if k != "dead"]
+    roster.write_text(
+        "nbgrader_id,name,canvas_id,sis_user_id,sis_login_id,section,email\n"
+        + "".join(f"{k},{k.title()},{100 + i},S{i},{k}@uni.edu,A,{k}@uni.edu\n" for i, k in enumerate(kinds))
+        + "absent,Absent,199,S99,absent@uni.edu,A,absent@uni.edu\n"
+    )
+    done = toy.grade(course, "--export", "canvas", "--export", "moodle", "--roster", str(roster))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"0 graded, {len(GRADED_KINDS)} skipped" in done.stdout
+    assert "not in the roster" in done.stderr and "dead" in done.stderr
+    with open(course / "reports" / "canvas-grades.csv", newline="", encoding="utf-8") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", toy.ASSIGNMENT]
+    scores = {row[1]: row[5] for row in canvas[2:]}
+    assert scores == {
+        **{str(100 + i): f"{sum(expected(k).values()):g}" for i, k in enumerate(kinds)},
+        "199": "",  # no submission: no grade
+    }
+    with open(course / "reports" / "moodle-grades.csv", newline="", encoding="utf-8") as f:
+        moodle = {row[0]: row[1] for row in list(csv.reader(f))[1:]}
+    assert moodle == {f"{k}@uni.edu": f"{sum(expected(k).values()):g}" for k in kinds} | {"absent@uni.edu": "-"}
+
+
 def test_feedback_grades_csv_and_report(course, interrupted):
     for kind in GRADED_KINDS:
         assert (course / "feedback" / kind / toy.ASSIGNMENT / "toy.html").exists(), kind
