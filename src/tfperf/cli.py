@@ -166,6 +166,7 @@ def grade(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         reference=args.reference,
         beliefs_names=args.beliefs_names,
+        kernel=args.kernel,
     )
     try:
         outcome = batch.run(options)
@@ -241,6 +242,8 @@ def grade_on_slurm(args: argparse.Namespace, course: Path) -> int:
         forwarded += ["--reference", args.reference]
     if args.beliefs_names:
         forwarded.append("--beliefs-names")
+    if args.kernel != "run":
+        forwarded += ["--kernel", args.kernel]
     try:
         script = slurm.write_array_job(
             args.assignment,
@@ -462,6 +465,13 @@ def main(argv: list[str] | None = None) -> int:
         "repeatable)",
     )
     gr.add_argument("--roster", type=Path, help="with --export: the roster CSV file (docs/lms-export.md)")
+    gr.add_argument(
+        "--kernel",
+        choices=("run", "imports", "none"),
+        default="run",
+        help="what nbgrader's kernel runs, for the outputs in the feedback (the grades are the same): run, the whole "
+        "notebook (default); imports, the demonstrations for their imports only; none, no kernel (fastest)",
+    )
     gr.add_argument("--execute-timeout", type=int, help="seconds a cell may run (nbgrader's Execute.timeout)")
     gr.add_argument("--course", type=Path, help="the nbgrader folder (default: the checkout's autograde/)")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -63,3 +63,22 @@ def test_submit_goes_with_slurm(toy_course):
     with pytest.raises(SystemExit) as raised:
         cli.main(["grade", "toy", "--course", str(toy_course), "--submit"])
     assert raised.value.code == 2
+
+
+def test_export_goes_with_a_roster_and_without_slurm(toy_course):
+    for argv in (["--export", "canvas"], ["--roster", "r.csv"], ["--slurm", "--export", "canvas", "--roster", "r.csv"]):
+        with pytest.raises(SystemExit) as raised:
+            cli.main(["grade", "toy", "--course", str(toy_course), *argv])
+        assert raised.value.code == 2
+
+
+@pytest.mark.parametrize("kernel", ["none", "run"])
+def test_the_kernel_choice_changes_the_feedback_never_the_grade(toy_course, kernel):
+    """``--kernel none``: no kernel runs the notebook, the exercises' workers grade it as ever (every grade comes from
+    them); the feedback says its cells were not run instead of showing their outputs."""
+    toy.submit(toy_course, "ref", toy.variant("reference", toy.released(toy_course)))
+    result = toy.grade(toy_course, "--kernel", kernel)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert toy.scores(toy_course) == {"ref": dict(zip(("check_square", "check_total"), (2.0, 3.0)))}
+    feedback = " ".join((toy_course / "feedback" / "ref" / toy.ASSIGNMENT / "toy.html").read_text().split())
+    assert ("graded without a kernel" in feedback) is (kernel == "none")

@@ -50,6 +50,17 @@ KERNEL_NEVER_STARTED = "Kernel died before replying to kernel_info"
 START_RETRIES = 1
 
 
+#: ``tfperf grade --kernel``: what nbgrader's kernel runs, as the course's GradingExecute options say it. No grade
+#: is read from the kernel (the exercises' workers decide them all), so each mode grades the same; the kernel's run
+#: gives the feedback the learner's outputs. Measured cost: docs/measurements-grading.md, "Where a notebook's grading
+#: time goes".
+KERNEL_MODES = {
+    "run": [],  # the whole notebook, the demonstrations at the small size: the feedback shows every output
+    "imports": ["--GradingExecute.demonstrations=imports"],  # demonstration cells for their imports only
+    "none": ["--GradingExecute.run_kernel=False"],  # no kernel: no cell's output in the feedback
+}
+
+
 @dataclass
 class Options:
     assignment: str
@@ -65,6 +76,7 @@ class Options:
     progress: bool = True
     reference: str | None = None  # the student id of the reference submission the summary compares with
     beliefs_names: bool = False  # name students on the class-beliefs page
+    kernel: str = "run"  # what the kernel runs: one of KERNEL_MODES
 
 
 @dataclass
@@ -407,6 +419,7 @@ def run(options: Options) -> Outcome:
     common = [f"--CourseDirectory.db_url={db_url}"] if (options.db_url or db_url != default_db_url(course)) else []
     if options.execute_timeout:
         common.append(f"--Execute.timeout={options.execute_timeout}")
+    common += KERNEL_MODES[options.kernel]
     if options.zip_collect:
         outcome.notes += [
             f"zip_collect: {w}"
