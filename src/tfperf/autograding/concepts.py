@@ -71,22 +71,39 @@ def questions(test_source: str) -> list[Question] | None:
 
 
 def written_answers(answer_source: str) -> dict[str, str | None]:
-    """Each name the answer cell assigns at the top level: its string literal, or None if computed."""
+    """Each name the answer cell assigns at the top level: its string literal, or None if computed. A tuple of
+    names assigned a tuple of as many literals (``q1, q2 = "a", "b"``) is each name assigned its own."""
     try:
         tree = ast.parse(answer_source)
     except SyntaxError:
         return {}
     answers: dict[str, str | None] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            literal = isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        value = node.value.value if literal and name is target else None
-                        answers[name.id] = value if isinstance(value, str) else None
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                answers.update(_assigned(target, node.value))
+        elif isinstance(node, ast.AugAssign):  # computed from the value before
+            answers.update(_assigned(node.target, None))
     return answers
+
+
+def _assigned(target: ast.expr, value: ast.expr | None):
+    """(name, its string literal or None) for each name ``target`` binds to (its part of) ``value``."""
+    if isinstance(target, ast.Name):
+        literal = value.value if isinstance(value, ast.Constant) else None
+        yield target.id, literal if isinstance(literal, str) else None
+    elif (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+    ):
+        for part, part_value in zip(target.elts, value.elts):
+            yield from _assigned(part, part_value)
+    else:  # unpacked from a computed value, starred, an attribute or an item: nothing as written
+        for name in ast.walk(target):
+            if isinstance(name, ast.Name):
+                yield name.id, None
 
 
 def verdict(question: Question, answers: dict[str, str | None]) -> str | None:

@@ -26,6 +26,15 @@ SUBMISSIONS = [
         },
         {"concepts_python_int_argument": 0},
     ),
+    # Honest: every letter right, assigned in one statement (the visible check records each; issue 47's red team saw
+    # the grading process score it 0).
+    Submission(
+        "concepts: the four letters in one tuple assignment (honest)",
+        {
+            "concepts": 'python_int_argument, print_in_function, graph_on_large_ops, function_in_loop = "b", "d", "a", '
+            '"c"'
+        },
+    ),
     # Exercise 1: predict must trace once.
     Submission(
         name="predict: the unfixed tf.function (Python int steps)",

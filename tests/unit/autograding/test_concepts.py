@@ -34,9 +34,23 @@ def test_only_literals_as_written_count_the_last_one_wins():
         "class Any(str):\n    __eq__ = lambda self, other: True\ntape_records = Any('a')",
         'tape_records = "b" if False else "a"',
         'def set_it():\n    global tape_records\n    tape_records = "b"\nset_it()',
-        'tape_records, retraces = "b", "d"',
+        'tape_records, retraces = "bd"',
+        'tape_records, *rest = "b", "d"',
     ):
         assert concepts.grade(TESTS, trick)["q1_tests"][1] is not None, trick
+
+
+def test_letters_assigned_in_one_statement_count_each():
+    """The visible check records each; so does the grading process (an honest answer the red team saw rejected)."""
+    for honest in (
+        'tape_records, retraces = "b", "d"',
+        '(tape_records, retraces) = ("b", "d")',
+        '[tape_records, retraces] = ["b", "d"]',
+        'tape_records: str = "b"\nretraces = "d"',
+    ):
+        assert all(error is None for _, error in concepts.grade(TESTS, honest).values()), honest
+    _, error = concepts.grade(TESTS, 'tape_records, retraces = "b", "c"')["q2_tests"]
+    assert error == "Question 2: not the right answer."
 
 
 def test_missing_or_malformed_answers_say_what_to_write():
