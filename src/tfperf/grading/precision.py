@@ -109,7 +109,34 @@ def _training(model: Any) -> tuple[str, float | None, str]:
         rate = round(float(inner.learning_rate), 9)
     except (AttributeError, TypeError, ValueError):
         rate = None
-    return type(inner).__name__, rate, str(getattr(model, "loss", None))
+    return type(inner).__name__, rate, _loss(getattr(model, "loss", None))
+
+
+def _loss(loss: Any) -> str:
+    """The loss by what it computes: its function's name, with its arguments (the function's defaults filled in)
+    and reduction; a loss named by a string, its function, and a Loss object of the same settings read the same
+    ("sparse_categorical_crossentropy", keras.losses.SparseCategoricalCrossentropy())."""
+    import inspect
+
+    import keras
+
+    if loss is None:
+        return "None"
+    try:
+        found = keras.losses.get(loss) if isinstance(loss, str) else loss
+    except (ValueError, TypeError):
+        return str(loss)
+    function, given = getattr(found, "fn", found), dict(getattr(found, "_fn_kwargs", {}) or {})
+    reduction = getattr(found, "reduction", "sum_over_batch_size")
+    if not callable(function):
+        return str(loss)
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        parameters = []
+    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    settings = ", ".join(f"{k}={v!r}" for k, v in sorted({**defaults, **given}.items()))
+    return f"{getattr(function, '__name__', type(function).__name__)}({settings}; reduction={reduction})"
 
 
 @guard.checked

@@ -115,6 +115,18 @@ def test_another_architecture_is_not_the_same():
         grading.assert_same_architecture(_model(optimizer=keras.optimizers.SGD(0.1)), _model())
 
 
+def test_a_loss_is_compared_by_what_it_computes_not_how_it_is_named():
+    """An honest answer issue 47's red team saw rejected: the loss as a Loss object rather than its string name."""
+    model = _model(global_policy="mixed_float16")
+    for same in (keras.losses.SparseCategoricalCrossentropy(), keras.losses.sparse_categorical_crossentropy):
+        model.compile(optimizer=keras.optimizers.SGD(0.01), loss=same)
+        grading.assert_same_architecture(model, _model())
+    for other in (keras.losses.SparseCategoricalCrossentropy(from_logits=True), "categorical_crossentropy"):
+        model.compile(optimizer=keras.optimizers.SGD(0.01), loss=other)
+        with pytest.raises(grading.GradingFailure, match="compiled with"):
+            grading.assert_same_architecture(model, _model())
+
+
 def test_the_matmul_gate_measures_this_device(capsys):
     from tfperf.grading import precision
     from tfperf.runtime import device
