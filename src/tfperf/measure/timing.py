@@ -212,22 +212,65 @@ def _copy_arrays(value: Any) -> Any:
 
 
 _PLAIN = (int, float, bool, complex, str, bytes, type(None))
+#: NumPy's own array and scalar classes, bound at import (before any code under test runs): a class that only says
+#: it is NumPy's (``__module__ = "numpy"``) is not one of them.
+_NUMPY: frozenset[type] = frozenset()
+#: TensorFlow's own classes of computed values, bound on first use once TensorFlow is imported (see _tensorflow).
+_TENSORFLOW: tuple[type, ...] | None = None
+
+
+def _numpy_types() -> frozenset[type]:
+    global _NUMPY
+    if not _NUMPY:
+        import numpy as np
+
+        _NUMPY = frozenset({np.ndarray, *(t for t in np.sctypeDict.values() if isinstance(t, type))})
+    return _NUMPY
+
+
+def _tensorflow() -> tuple[type, ...]:
+    """Tensors (eager, symbolic, composite), variables, datasets, distributed values, shapes and dtypes, from
+    TensorFlow itself (empty where it is not imported yet: no value of its can exist then)."""
+    global _TENSORFLOW
+    if _TENSORFLOW is None:
+        import sys
+
+        tf = sys.modules.get("tensorflow")
+        if tf is None:
+            return ()
+        _TENSORFLOW = (
+            tf.Tensor,
+            tf.Variable,
+            tf.__internal__.CompositeTensor,  # ragged and sparse tensors, datasets' own values
+            tf.data.Dataset,
+            tf.data.Iterator,
+            tf.distribute.DistributedValues,  # a strategy's per-replica results
+            tf.TensorShape,
+            tf.dtypes.DType,
+        )
+    return _TENSORFLOW
 
 
 def settle(value: Any) -> Any:
     """``value`` made concrete, inside the clock: what NumPy or TensorFlow computed (arrays, tensors,
-    variables, datasets: classes of ``numpy`` or ``tensorflow`` themselves), Python numbers and strings,
+    variables, datasets: instances of ``numpy``'s or ``tensorflow``'s own classes), Python numbers and strings,
     and tuples, lists and dicts of them, as they are (a device's work is waited for by ``sync``); any
     other object is converted with ``numpy.asarray`` now, so that a lazy result cannot defer its work
-    past the clock (nor change its value after it)."""
+    past the clock (nor change its value after it). A class that names ``numpy`` or ``tensorflow`` as its module
+    without being theirs is converted too."""
     if isinstance(value, (tuple, list)):
         return type(value)(settle(v) for v in value) if type(value) in (tuple, list) else _as_array(value)
     if type(value) is dict:
         return {k: settle(v) for k, v in value.items()}
-    module = type(value).__module__ or ""
-    if type(value) in _PLAIN or module == "numpy" or module.startswith("tensorflow."):
+    kind = type(value)
+    if kind in _PLAIN or kind in _numpy_types():
+        return value
+    if (kind.__module__ or "").startswith("tensorflow.") and isinstance(value, _tensorflow()):
         return value
     return _as_array(value)
+
+
+_numpy_types()  # bound now, at import
 
 
 def _as_array(value: Any) -> Any:

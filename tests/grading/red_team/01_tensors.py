@@ -166,4 +166,25 @@ def row_scores(table, weights, steps):
         },
         {"row_scores_tests": 0},
     ),
+    # (3b) The same, disguised as NumPy's (issue 47: the timed calls took any class whose __module__ said "numpy" as
+    # computed, and the work ran when the grading process asked for the drawn result, after its clock): converted
+    # inside the clock now, like any object that is not NumPy's or TensorFlow's own.
+    Submission(
+        "red3b_lazy_result_that_says_it_is_numpys",
+        {
+            "row_scores": """
+class ndarray:
+    __module__ = "numpy"
+    def __init__(self, args):
+        self.args = args
+    def numpy(self):
+        return np.asarray(row_scores_unfixed(*self.args))
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.numpy(), dtype=dtype)
+def row_scores(table, weights, steps):
+    return ndarray((table, weights, steps))
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
 ]

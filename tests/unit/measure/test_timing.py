@@ -136,6 +136,17 @@ def test_settle_leaves_what_numpy_and_tensorflow_computed_as_it_is():
     settled = timing.settle((array, [tensor, 2.0], {"k": None}))
     assert settled[0] is array and settled[1][0] is tensor and settled[1][1] == 2.0 and settled[2] == {"k": None}
     assert type(timing.settle(_LazySum([1, 2]))) is np.ndarray
+    assert timing.settle(np.float32(2.5)) == 2.5 and type(timing.settle(np.int64(3))) is np.int64
+
+
+def test_a_lazy_result_that_says_it_is_numpys_or_tensorflows_is_converted_inside_the_clock():
+    """Issue 47's red team: a class whose ``__module__`` says "numpy" was taken as computed, and its work ran when the
+    grading process asked for the drawn result, after the clock stopped."""
+    for module in ("numpy", "tensorflow.python.framework.ops"):
+        disguised = type("ndarray", (_LazySum,), {"__module__": module})
+        assert type(timing.settle(disguised([1, 2]))) is np.ndarray, module
+        per_call, witness = timing._fresh_sample(disguised, lambda: (list(range(10)),), 5, lambda: None, keep=True)
+        assert per_call >= 0.02 and type(witness.result) is np.ndarray, module
 
 
 def _full_verdict(ratios: list[float], target: float, pairs: int) -> tuple[bool, int]:
