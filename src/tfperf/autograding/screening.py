@@ -20,7 +20,7 @@ from nbformat import NotebookNode
 from traitlets import Bool, Unicode
 
 from tfperf.autograding.cells import exercises, instructor_notebook
-from tfperf.autograding.preprocessors import error_output
+from tfperf.autograding.preprocessors import KERNEL_DIED, LEFT_TO_OUTSIDE, error_output
 from tfperf.autograding.screen import ALLOWED_IMPORTS, allowed_imports, defined_names, screen, withheld_names
 
 
@@ -64,8 +64,9 @@ class ScreenAnswers(Preprocessor):
                 f"answer to this exercise ({'; '.join(flagged[answer])}). Remove it; your instructor "
                 f"can see this message."
             )
-            for t in tests:
-                nb.cells[t].setdefault("outputs", []).append(error_output("ScreenFailure", message))
+            for t in tests:  # the reason first, instead of the kernel's "left to the grading outside it"
+                kept = [o for o in nb.cells[t].get("outputs", []) if not _left_to_outside(o)]
+                nb.cells[t].outputs = [error_output("ScreenFailure", message), *kept]
         return nb, resources
 
     def _rules(self, resources: dict) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -103,3 +104,8 @@ class ScreenAnswers(Preprocessor):
 
 
 __all__ = ["ScreenAnswers", "exercises"]
+
+
+def _left_to_outside(output: NotebookNode) -> bool:
+    """The kernel's placeholder for a test cell that the grading outside it decides (which a zeroed one skips)."""
+    return output.get("ename") == KERNEL_DIED and LEFT_TO_OUTSIDE in str(output.get("evalue", ""))

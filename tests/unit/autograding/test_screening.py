@@ -53,6 +53,17 @@ def test_a_flagged_answer_zeroes_its_exercise_and_is_reported(tmp_path):
     assert row["student"] == "s1" and row["cell"] == "answer_1" and len(row["findings"]) == 2
 
 
+def test_a_zeroed_test_cell_shows_the_screens_reason_not_the_kernels_placeholder():
+    """Issue 47: the feedback showed "KernelDied: not graded: this check is graded outside the kernel..." first."""
+    from tfperf.autograding.preprocessors import LEFT_TO_OUTSIDE, not_run_output
+
+    nb = _notebook("def fast(x):\n    import os\n    os.environ['X'] = '1'\n    return x")
+    nb.cells[2].outputs = [not_run_output(LEFT_TO_OUTSIDE)]
+    nb, _ = ScreenAnswers().preprocess(nb, {})
+    assert [o["ename"] for o in nb.cells[2].outputs] == ["ScreenFailure"]
+    assert _scores(nb)["tests_1a"] == 0
+
+
 def test_an_honest_answer_is_untouched_and_reporting_alone_costs_nothing(tmp_path):
     nb, _ = ScreenAnswers().preprocess(_notebook("def fast(x):\n    return x * 2"), {})
     assert _scores(nb) == {"tests_1a": 2, "tests_1b": 2, "tests_2": 2}
