@@ -187,6 +187,7 @@ def test_a_changed_submission_from_zip_collect_is_graded_again_and_nobody_else(c
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"1 graded, {len(GRADED_KINDS) - 1} skipped" in result.stdout
     assert "1 files collected" in result.stdout  # zip_collect's own count, passed on
+    assert "Directory not found" not in result.stdout  # nbgrader's note of the folders it made is not
     after = graded_entries(course)
     assert after["wrong"].graded_at > before["wrong"].graded_at and after["wrong"].score == 5
     assert all(after[s].graded_at == before[s].graded_at for s in GRADED_KINDS if s != "wrong")

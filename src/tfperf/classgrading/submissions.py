@@ -193,4 +193,5 @@ def zip_collect(course: Path, assignment: str, regexp: str, nbgrader: list[str],
     said = [
         line.split("]", 1)[1].strip() for line in log.splitlines() if "WARNING]" in line or "files collected" in line
     ]
-    return [w for w in said if not w.startswith("Clearing existing files")]
+    # nbgrader's notes of what it did (folders it made, files it cleared): not for the instructor's attention
+    return [w for w in said if not w.startswith(("Clearing existing files", "Directory not found. Creating"))]
