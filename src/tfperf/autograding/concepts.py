@@ -79,7 +79,7 @@ def written_answers(answer_source: str) -> dict[str, str | None]:
         return {}
     answers: dict[str, str | None] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
+        if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 answers.update(_assigned(target, node.value))
         elif isinstance(node, ast.AugAssign):  # computed from the value before
@@ -100,10 +100,10 @@ def _assigned(target: ast.expr, value: ast.expr | None):
     ):
         for part, part_value in zip(target.elts, value.elts):
             yield from _assigned(part, part_value)
-    else:  # unpacked from a computed value, starred, an attribute or an item: nothing as written
-        for name in ast.walk(target):
-            if isinstance(name, ast.Name):
-                yield name.id, None
+    elif isinstance(target, ast.Tuple | ast.List | ast.Starred):  # unpacked from a computed value: nothing as written
+        for part in target.elts if isinstance(target, ast.Tuple | ast.List) else [target.value]:
+            yield from _assigned(part, None)
+    # an attribute or an item (notes[q1] = ...) binds no name: q1 keeps what it was assigned
 
 
 def verdict(question: Question, answers: dict[str, str | None]) -> str | None:

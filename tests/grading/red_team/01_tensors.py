@@ -187,4 +187,43 @@ def row_scores(table, weights, steps):
         },
         {"row_scores_tests": 0},
     ),
+    # (3c) NumPy's conversion refused, the work done by the result's own numpy(), which the grading process's read of
+    # the drawn result called after the clock (an outsider's review of 3b's fix): settled by its numpy() inside it.
+    Submission(
+        "red3c_lazy_result_that_refuses_numpy",
+        {
+            "row_scores": """
+class Later:
+    def __init__(self, args):
+        self.args = args
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError("not yet")
+    def numpy(self):
+        return np.asarray(row_scores_unfixed(*self.args))
+def row_scores(table, weights, steps):
+    return Later((table, weights, steps))
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
+    # (3d) The same work in numpy() of a subclass of TensorFlow's own TensorShape with a forged module: only
+    # TensorFlow's classes themselves are taken as computed, so NumPy converts it (its dims) inside the clock, and
+    # its numpy() is never read.
+    Submission(
+        "red3d_lazy_result_as_a_tensorflow_subclass",
+        {
+            "row_scores": """
+class Later(tf.TensorShape):
+    __module__ = "tensorflow.python.framework.tensor_shape"
+    def __init__(self, args):
+        super().__init__(None)
+        self.args = args
+    def numpy(self):
+        return np.asarray(row_scores_unfixed(*self.args))
+def row_scores(table, weights, steps):
+    return Later((table, weights, steps))
+"""
+        },
+        {"row_scores_tests": 0},
+    ),
 ]

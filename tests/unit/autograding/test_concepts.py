@@ -49,6 +49,9 @@ def test_letters_assigned_in_one_statement_count_each():
         'tape_records: str = "b"\nretraces = "d"',
     ):
         assert all(error is None for _, error in concepts.grade(TESTS, honest).values()), honest
+    # an item or an attribute set with the letter as its key binds no name; an annotation alone assigns nothing
+    honest = 'tape_records = "b"\nnotes = {}\nnotes[tape_records] = "why"\nretraces: str\nretraces = "d"'
+    assert all(error is None for _, error in concepts.grade(TESTS, honest).values())
     _, error = concepts.grade(TESTS, 'tape_records, retraces = "b", "c"')["q2_tests"]
     assert error == "Question 2: not the right answer."
 

@@ -149,6 +149,65 @@ def test_a_lazy_result_that_says_it_is_numpys_or_tensorflows_is_converted_inside
         assert per_call >= 0.02 and type(witness.result) is np.ndarray, module
 
 
+class _LaterUnlessAsked:
+    """Issue 47's outsider review, F1: NumPy's conversion refused, the work done by its own numpy() when the grading
+    process reads the drawn result after the clock."""
+
+    calls = 0
+
+    def __init__(self, x):
+        self.x = x
+
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError("not yet")
+
+    def numpy(self):
+        time.sleep(0.02)
+        type(self).calls += 1
+        return np.asarray(sum(self.x))
+
+
+def test_a_result_numpy_refuses_is_converted_by_its_own_numpy_inside_the_clock():
+    from tfperf.autograding.samples import leaves
+
+    per_call, witness = timing._fresh_sample(_LaterUnlessAsked, lambda: (list(range(10)),), 5, lambda: None, keep=True)
+    assert per_call >= 0.02 and _LaterUnlessAsked.calls == 5  # every call's work timed
+    assert type(witness.result) is np.ndarray and leaves(witness.result)[0] == 45
+
+    class Never:
+        def __array__(self, dtype=None, copy=None):
+            raise ValueError("never")
+
+    settled = timing.settle(Never())
+    assert isinstance(settled, timing.Unsettled)
+    with pytest.raises(TypeError, match="could not be converted to an array inside the timed call"):
+        leaves([settled])
+
+
+def test_a_subclass_of_tensorflows_own_is_not_taken_as_computed():
+    """F2: a TensorShape subclass (pure Python) with a forged module and a numpy() that does the work: only
+    TensorFlow's own classes, exactly, are left as they are; this one is converted by NumPy, its numpy() never read."""
+    import tensorflow as tf
+
+    from tfperf.autograding.samples import leaves
+
+    ran = []
+
+    class Later(tf.TensorShape):
+        __module__ = "tensorflow.python.framework.tensor_shape"
+
+        def numpy(self):
+            ran.append(1)
+            return np.zeros(3)
+
+    settled = timing.settle(Later([2, 3]))
+    assert type(settled) is np.ndarray and leaves(settled)[0].tolist() == [2, 3] and not ran
+    assert (
+        timing.is_computed(tf.ones(2)) and timing.is_computed(tf.Variable(1.0)) and not timing.is_computed(Later(None))
+    )
+    assert type(timing.settle(type("Rows", (list,), {})([np.ones(2)]))) is list  # a list of another class: a plain one
+
+
 def _full_verdict(ratios: list[float], target: float, pairs: int) -> tuple[bool, int]:
     """assert_speedup's verdict taking every pair: (passed, pairs taken)."""
     import statistics
