@@ -38,7 +38,7 @@ def questions(test_source: str) -> list[Question] | None:
     """The questions a test cell checks, or None if it checks anything else (then it is not graded here)."""
     try:
         tree = ast.parse(test_source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python that runs
         return None
     found = []
     for node in ast.walk(tree):
@@ -75,7 +75,7 @@ def written_answers(answer_source: str) -> dict[str, str | None]:
     names assigned a tuple of as many literals (``q1, q2 = "a", "b"``) is each name assigned its own."""
     try:
         tree = ast.parse(answer_source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python that runs
         return {}
     answers: dict[str, str | None] = {}
     for node in tree.body:

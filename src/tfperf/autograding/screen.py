@@ -506,7 +506,7 @@ def screen(
     """
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python that runs
         return []
     visitor = _Screen(given_names, allowed_imports, withheld)
     visitor.visit(tree)
@@ -536,7 +536,7 @@ def defined_names(source: str) -> set[str]:
     """The top-level names a (locked) cell defines: functions, classes and assigned names."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python that runs
         return set()
     names = set()
     for node in tree.body:

@@ -62,6 +62,8 @@ def test_missing_or_malformed_answers_say_what_to_write():
     _, error = concepts.grade(TESTS, 'tape_records = "abcd"')["q1_tests"]
     assert error == "Question 1: answer with one letter, one of a, b, c, d."
     assert concepts.grade(TESTS, "this is not python")["q1_tests"][1] is not None
+    deep = "x = " + "+".join(["1"] * 200_000)  # ast.parse raises RecursionError, not SyntaxError
+    assert concepts.grade(TESTS, deep)["q1_tests"][1] is not None
 
 
 def test_an_exercise_with_any_other_check_is_not_graded_here():
