@@ -185,7 +185,6 @@ class Counts:
     #: the measured steps' own time with the counters on, where ``seconds`` is that of as many steps timed after
     #: them without the counters (a script's run): the counters' own cost is the difference
     counted_seconds: float | None = None
-    counted_inside_seconds: float | None = None  #: ``inside_seconds`` of the counted steps (the counters' cost shown)
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)

@@ -227,8 +227,6 @@ def diagnose_script(
         if session.timed is not None:  # the time of steps without the counters' own cost, for as many steps
             timed_steps, timed_seconds, timed_inside = session.timed
             counts.counted_seconds = counts.seconds
-            if device.device_class() == "cpu" and inside > 0:
-                counts.counted_inside_seconds = inside
             counts.seconds = timed_seconds * counts.steps / timed_steps
             inside = timed_inside * counts.steps / timed_steps
         if device.device_class() == "cpu" and inside > 0:  # a GPU's call returns before its work is done
