@@ -21,11 +21,15 @@
   results on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
   grading process.
+- ``screen``: the static screen of answer cells: code that has no place in an answer.
+- ``landlock``: what a worker's process may open once its cells start (Linux Landlock): not its own memory or
+  the rest of ``/proc`` beyond what TensorFlow reads.
+- ``restricted``: how a worker runs an answer cell: compiled by RestrictedPython under the course's policy,
+  with guarded attribute reads, writes, imports and builtins.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
-  instructor's cells, the answer, the test cells) and reports each test cell's outcome.
+  instructor's cells, the answer (restricted), the test cells) and reports each test cell's outcome.
 - ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks
   each exercise's worker from it (cleaned up after every exercise).
-- ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
 - ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
   its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes); its timing

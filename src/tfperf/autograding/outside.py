@@ -13,9 +13,12 @@ the answer:
 - the instructor's test cells of the exercise (hidden tests included).
 
 The worker is plain Python, not IPython: no kernel hooks, no AST transformers, no other
-exercise's code, nothing left running by an earlier cell. It reports each test cell's outcome
-(what it printed, the error it raised) as JSON, tagged with a key that the grading process
-drew and sent before any learner code ran, and it is killed at the cell time limit. This
+exercise's code, nothing left running by an earlier cell; the answer cell runs restricted
+(:mod:`tfperf.autograding.restricted`: RestrictedPython, guarded builtins, this exercise's imports and withheld
+functions). It reports each cell's and test cell's outcome (what it printed, the error it raised) as JSON, tagged
+with a key that the grading process drew and sent before any learner code ran, in the one order it runs them
+(:func:`_report_order`); after ``finished`` it must echo a token drawn then (:meth:`_Replies.sync`), so reports an
+answer wrote ahead of its own are found. It is killed at the cell time limit. This
 process writes those outcomes into the notebook's test cells, which ``SaveAutoGrades`` then
 scores. An exercise whose answer is still the released placeholder scores 0 without a worker.
 A worker that dies, hangs or sends anything else costs its own exercise only.
@@ -70,7 +73,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, forkserver, moved, printed, sandbox, traced
+from tfperf.autograding import concepts, forkserver, moved, printed, sandbox, screen, traced
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -100,6 +103,13 @@ class Exercise:
     cells: tuple[str, ...]  # what runs before the answer's place is taken: see program()
     answer_position: int  # where in ``cells`` the answer goes
     test_sources: tuple[str, ...]
+    #: The answer runs restricted (:mod:`tfperf.autograding.restricted`). False only where a test exercises the
+    #: layers behind the restriction (the sandbox, the report's order, the timing), as if an answer got past it.
+    restricted: bool = True
+    #: What the answer may import, and the library functions it may not use (the instructor's answer cell's
+    #: metadata, as the static screen reads it: :func:`tfperf.autograding.screen.allowed_imports`, ``withheld_names``).
+    imports: tuple[str, ...] = screen.ALLOWED_IMPORTS
+    withheld: tuple[str, ...] = ()
 
     def program(self, answer_source: str) -> list[str]:
         """The cells a worker runs before the test cells, with ``answer_source`` as the answer."""
@@ -135,6 +145,8 @@ def instructor_exercises(source_nb: NotebookNode) -> list[Exercise]:
                 cells=tuple(cells),
                 answer_position=position,
                 test_sources=tuple(source_nb.cells[i].source for i in test_indices),
+                imports=screen.allowed_imports(source_nb.cells[answer_index]),
+                withheld=screen.withheld_names(source_nb.cells[answer_index]),
             )
         )
     return found
@@ -317,20 +329,26 @@ def grade_exercise(
                 {
                     "key": key,
                     "cells": cells,
+                    "answer": exercise.answer_position if exercise.restricted else None,
+                    "imports": list(exercise.imports),
+                    "withheld": list(exercise.withheld),
                     "tests": list(exercise.tests),
                     "test_sources": list(exercise.test_sources),
                 },
             )
             wait = START_SECONDS + timeout
-            while True:
+            reported: dict[str, Outcome] = {}  # counted once the worker echoed a token drawn after them
+            for kind, which in _report_order(len(cells), exercise.tests):
                 message, _ = worker.next(wait)
                 wait = timeout
-                if message.get("finished"):
-                    break
-                if message.get("cell") == exercise.answer_position and message.get("error"):
+                if message.get(kind) != which or len(REPORT_KINDS & message.keys()) != 1:
+                    raise _Stopped("its reports came out of order: the answer wrote into them.")
+                if kind == "cell" and which == exercise.answer_position and message.get("error"):
                     answer_error = _error(message["error"])
-                if "test" in message and message["test"] in exercise.tests:
-                    outcomes[message["test"]] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
+                if kind == "test":
+                    reported[which] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
+            worker.sync()
+            outcomes.update(reported)
             prints = {g: printed.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)}
             passed = [g for g in exercise.tests if g in outcomes and outcomes[g].passed]
             unwatched = [g for g in passed if prints[g]]  # passed in the worker, prints not yet read from here
@@ -387,6 +405,15 @@ def grade_exercise(
     return outcomes
 
 
+#: What a worker's report of its cells is: one of these keys each.
+REPORT_KINDS = frozenset({"cell", "test", "finished"})
+
+
+def _report_order(cells: int, tests) -> list[tuple[str, object]]:
+    """The reports a worker sends, in the one order it sends them: each cell, each test cell, then ``finished``."""
+    return [*(("cell", i) for i in range(cells)), *(("test", g) for g in tests), ("finished", True)]
+
+
 class _Stopped(Exception):
     """The worker stopped, ran past the time limit, or sent what it did not write."""
 
@@ -436,6 +463,13 @@ class _Replies:
         token = self.output.token()
         self.request(do="prints", function=function, args=args, witness=token)
         return token
+
+    def sync(self) -> None:
+        """Send a token drawn now, after the worker's cells ran, and read it back as the next reply: a report that an
+        answer wrote ahead of the worker's own (it cannot know the token) leaves the worker's in the way."""
+        token = secrets.token_hex(16)
+        if self.request(do="sync", token=token).get("sync") != token:
+            raise _Stopped("its reports were not all its own: the answer wrote into them.")
 
     def request(self, **request) -> dict:
         """One request the worker answers with data (``prints``, ``bytes``, ``traces``): its reply; ``_CallFailed``

@@ -1,11 +1,12 @@
 """The process that grades one exercise outside the kernel: ``python -m tfperf.autograding.worker``.
 
 Started by :class:`tfperf.autograding.outside.GradeOutsideKernel`, sandboxed. It reads one message (the
-cells to run, the test cells, a key), runs the cells in one namespace as plain Python (no IPython),
-then each test cell, and reports after every cell, each report tagged with the key. Then it serves the
-speed checks that the grading process times (:mod:`tfperf.autograding.samples`): the answer's function
-called on inputs made from the seeds it is sent, the clock read over there. It imports only what it
-needs to talk: nbgrader stays out of it.
+cells to run, which of them is the learner's answer and what restricts it, the test cells, a key), runs the cells
+in one namespace as plain Python (no IPython), the answer restricted (:mod:`tfperf.autograding.restricted`), then
+each test cell, and reports after every cell, each report tagged with the key; after the last, it echoes the token
+the grading process then sends (``sync``). Then it serves the speed checks that the grading process times
+(:mod:`tfperf.autograding.samples`): the answer's function called on inputs made from the seeds it is sent, the
+clock read over there. It imports only what it needs to talk: nbgrader stays out of it.
 """
 
 from __future__ import annotations
@@ -34,11 +35,17 @@ def _failure(err: BaseException) -> dict:
     return {"ename": type(err).__name__, "evalue": str(err), "traceback": [str(line) for line in lines]}
 
 
-def _run_cell(source: str, name: str, namespace: dict) -> dict | None:
-    """Run one cell's source; its error as :func:`_failure` describes it, or None."""
+def _run_cell(source: str, name: str, namespace: dict, *, answer: dict | None = None) -> dict | None:
+    """Run one cell's source, an answer's restricted (:func:`tfperf.autograding.restricted.run_answer`, ``answer``
+    its keywords); its error as :func:`_failure` describes it, or None."""
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
     try:
-        exec(compile(source, name, "exec"), namespace)
+        if answer is not None:
+            from tfperf.autograding.restricted import run_answer
+
+            run_answer(source, name, namespace, **answer)
+        else:
+            exec(compile(source, name, "exec"), namespace)
     except BaseException as err:  # noqa: BLE001 (SystemExit and KeyboardInterrupt too: the cell failed)
         return _failure(err)
     return None
@@ -53,8 +60,11 @@ def serve(requests, replies) -> None:
         send(replies, {"key": key, **message})
 
     namespace: dict = {"__name__": "__main__"}
+    restriction = {"imports": header.get("imports", ()), "withheld": header.get("withheld", ())}
     for index, source in enumerate(header["cells"]):
-        report(cell=index, error=_run_cell(source, f"<cell {index + 1}>", namespace))
+        answer = restriction if index == header.get("answer") else None
+        error = _run_cell(source, f"<cell {index + 1}>", namespace, answer=answer)
+        report(cell=index, error=error)
     for grade_id, source in zip(header["tests"], header["test_sources"]):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
@@ -95,6 +105,9 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue
+        if request.get("do") == "sync":  # see outside._Replies.sync
+            report({"sync": str(request.get("token"))})
+            continue
         if request.get("do") in ("bytes", "traces"):
             try:
                 report((moved.read if request["do"] == "bytes" else traced.count)(request, namespace))
@@ -114,6 +127,9 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
 
 
 def _worker_main() -> None:
+    from tfperf.autograding import landlock
+
+    landlock.confine()  # before any cell, while this process has one thread: see tfperf.autograding.landlock
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever the cells print goes to stderr, never into the replies
     requests = sys.stdin.buffer

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
@@ -60,6 +60,10 @@ _runs = sa.Table(
 @dataclass
 class Run:
     """One training run, as recorded. ``throughput`` is examples per second of ``duration_s``."""
+
+    #: A learner's answer fills a run in (its metrics, its examples): graded answers may change one
+    #: (:mod:`tfperf.autograding.restricted`), unlike the course's other objects.
+    ANSWER_FILLS_IN: ClassVar[bool] = True
 
     name: str
     started: str = ""

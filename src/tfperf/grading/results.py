@@ -12,8 +12,18 @@ from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.runtime import logs
 
+#: Packages whose objects a check converts to arrays: an object of another class could say anything when asked
+#: (its ``numpy()`` or ``__array__`` runs its own code), so it is not taken for the numbers it claims to hold.
+CONVERTED_FROM = frozenset({"builtins", "numpy", "tensorflow", "keras"})
+
 
 def as_array(value: Any, what: str) -> np.ndarray:
+    owner = (getattr(type(value), "__module__", None) or "").partition(".")[0]
+    if owner not in CONVERTED_FROM:
+        raise GradingFailure(
+            f"{what} is a {type(value).__name__}: expected a tensor, an array or a number (TensorFlow's, NumPy's or "
+            "Python's own)."
+        )
     if hasattr(value, "numpy"):
         value = value.numpy()
     try:

@@ -22,7 +22,9 @@ COURSE = "import tfperf.grading"
 
 def graded(answer: str, test: str, *, given: str = "", forked: bool = True, timeout: float = 20) -> outside.Outcome:
     cells = (given, "PLACEHOLDER") if given else ("PLACEHOLDER",)
-    exercise = outside.Exercise("answer", ("t",), cells, len(cells) - 1, (test,))
+    # unrestricted: these answers stand for one that got past the restriction, so that the server's own isolation
+    # is what is tested
+    exercise = outside.Exercise("answer", ("t",), cells, len(cells) - 1, (test,), restricted=False)
     return outside.grade_exercise(exercise, answer, timeout=timeout, sandboxed=True, forked=forked)["t"]
 
 

@@ -31,18 +31,23 @@ TESTS = (
 )
 
 
-def toy_exercise() -> outside.Exercise:
+def toy_exercise(restricted: bool = True) -> outside.Exercise:
+    """``restricted=False``: the answer stands for one that got past the restriction (tfperf.autograding.restricted),
+    so that what is tested is the layer behind it."""
     return outside.Exercise(
         answer="answer",
         tests=("t1", "t2"),
         cells=(GIVEN, "PLACEHOLDER"),
         answer_position=1,
         test_sources=TESTS,
+        restricted=restricted,
     )
 
 
-def grade(answer: str, *, sandboxed: bool = False, timeout: float = 10) -> dict[str, outside.Outcome]:
-    return outside.grade_exercise(toy_exercise(), answer, timeout=timeout, sandboxed=sandboxed)
+def grade(
+    answer: str, *, sandboxed: bool = False, timeout: float = 10, restricted: bool = True
+) -> dict[str, outside.Outcome]:
+    return outside.grade_exercise(toy_exercise(restricted), answer, timeout=timeout, sandboxed=sandboxed)
 
 
 @SANDBOXED
@@ -81,13 +86,67 @@ def test_a_forged_report_is_not_believed(sandboxed):
         "        except OSError:\n"
         "            pass\n"
     )
-    outcomes = grade(forge, sandboxed=sandboxed)
+    outcomes = grade(forge, sandboxed=sandboxed, restricted=False)
     assert not any(o.passed for o in outcomes.values())
     assert "did not write" in outcomes["t1"].error["evalue"] + outcomes["t2"].error["evalue"]
+    # restricted, as answers run, it cannot write at all
+    refused = grade(forge, sandboxed=sandboxed)["t1"]
+    assert "importing json is not allowed" in refused.printed, refused.printed
+
+
+def test_reports_forged_with_the_key_and_in_order_are_found_by_the_token_drawn_after_them(monkeypatch):
+    """An answer that got past the restriction and read the key from its process's memory writes a whole passing
+    report, in order, ahead of the worker's own: the token the grading process draws once ``finished`` came is then
+    answered by the worker's leftover reports, not by its echo, and no check counts."""
+    drawn = iter(["k" * 32])
+    real = outside.secrets.token_hex
+    monkeypatch.setattr(outside.secrets, "token_hex", lambda n: next(drawn, None) or real(n))
+    forge = (
+        "import os, json, struct\n"
+        "def square(x):\n    return 0\n"
+        "reports = [{'cell': 1, 'error': None}]\n"  # cell 0's report was sent before the answer ran
+        "reports += [{'test': t, 'printed': '', 'error': None} for t in ('t1', 't2')] + [{'finished': True}]\n"
+        "frames = b''\n"
+        "for report in reports:\n"
+        "    body = json.dumps({'key': 'k' * 32, **report}).encode()\n"
+        "    frames += struct.pack('>II', len(body), 0) + body\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.write(fd, frames)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    outcomes = grade(forge, restricted=False)
+    assert not any(o.passed for o in outcomes.values())
+    assert "not all its own" in outcomes["t1"].error["evalue"], outcomes["t1"].error
+
+
+def test_reports_out_of_order_are_not_believed(monkeypatch):
+    """A report with the key, for the second check, written while the answer runs: it comes where the answer's
+    own report was due."""
+    drawn = iter(["k" * 32])
+    real = outside.secrets.token_hex
+    monkeypatch.setattr(outside.secrets, "token_hex", lambda n: next(drawn, None) or real(n))
+    forge = (
+        "import os, json, struct\n"
+        "def square(x):\n    return x * x\n"
+        "body = json.dumps({'key': 'k' * 32, 'test': 't2', 'printed': '', 'error': None}).encode()\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.write(fd, struct.pack('>II', len(body), 0) + body)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    outcomes = grade(forge, restricted=False)
+    assert not any(o.passed for o in outcomes.values())
+    assert "came out of order" in outcomes["t1"].error["evalue"], outcomes["t1"].error
+    assert outside._report_order(2, ("t1", "t2")) == [
+        ("cell", 0), ("cell", 1), ("test", "t1"), ("test", "t2"), ("finished", True)
+    ]  # fmt: skip
 
 
 def test_an_answer_that_ends_its_process_fails_its_checks():
-    outcomes = grade("import os\nos._exit(0)")
+    outcomes = grade("import os\nos._exit(0)", restricted=False)
     assert not any(o.passed for o in outcomes.values())
     assert "stopped" in outcomes["t1"].error["evalue"]
 
@@ -101,7 +160,7 @@ def test_no_ipython_to_hook_and_the_instructors_tests_run():
     """An answer that registers an AST transformer in the kernel finds no kernel here; the test cells
     are the instructor's sources, whatever the submitted notebook says."""
     hook = "def square(x):\n    return 0\nimport IPython\nIPython.get_ipython().ast_transformers.append(None)"
-    outcomes = grade(hook)
+    outcomes = grade(hook, restricted=False)
     assert outcomes["t1"].error["ename"] == "AssertionError"
     assert "AttributeError" in outcomes["t1"].printed  # get_ipython() is None outside a kernel
 
@@ -114,7 +173,7 @@ def test_the_workers_record_reaches_the_report_as_json_rows_only(tmp_path, sandb
         "with open(os.environ['TFPERF_RECORD'], 'a') as f:\n"
         '    f.write(\'{"exercise": "e", "ratios": [2.0]}\\nnot json\\n[1]\\n\')'
     )
-    outside.grade_exercise(toy_exercise(), answer, timeout=10, sandboxed=sandboxed, record=record)
+    outside.grade_exercise(toy_exercise(restricted=False), answer, timeout=10, sandboxed=sandboxed, record=record)
     assert record.read_text() == '{"exercise": "e", "ratios": [2.0]}\n'
 
 
@@ -150,7 +209,7 @@ def test_a_worker_cannot_read_what_the_configuration_hides(tmp_path, monkeypatch
     argv = outside.worker_argv(str(tmp_path / "work"))
     assert argv[argv.index(str(secret)) - 1] == "--tmpfs"  # an empty stand-in, read-only
     peek = f"try:\n    LEAK = open({str(secret / 'answer.txt')!r}).read()\nexcept OSError as err:\n    LEAK = repr(err)"
-    exercise = outside.Exercise("answer", ("t",), ("PLACEHOLDER",), 0, ("print(LEAK)",))
+    exercise = outside.Exercise("answer", ("t",), ("PLACEHOLDER",), 0, ("print(LEAK)",), restricted=False)
     (outcome,) = outside.grade_exercise(exercise, peek, timeout=10, sandboxed=True).values()
     assert outcome.passed and "the reference" not in outcome.printed and "Error" in outcome.printed
     shutil.rmtree(secret.parent)
@@ -187,10 +246,12 @@ def graded_beside_the_unfixed_code(
     given: str, test: str, answer: str, *, speed_checks=None, sandboxed: bool = False, timeout: float = 60
 ) -> outside.Outcome:
     """The outcome of the one test cell ``test`` of an exercise whose given cell is ``given``, graded with the
-    unfixed code's workers (started from ``given``, closed afterwards) for the speed and bytes checks."""
+    unfixed code's workers (started from ``given``, closed afterwards) for the speed and bytes checks. The answer
+    runs unrestricted: it stands for one that got past the restriction, so that the checks from outside are what
+    is tested."""
     from tfperf.autograding import recheck
 
-    exercise = outside.Exercise("answer", ("test",), (given, "PLACEHOLDER"), 1, (test,))
+    exercise = outside.Exercise("answer", ("test",), (given, "PLACEHOLDER"), 1, (test,), restricted=False)
     workers = []
 
     def baseline_for(check):
@@ -309,7 +370,9 @@ def graded_on_a_shared_core(answer: str, record: Path, monkeypatch) -> outside.O
     cores = os.sched_getaffinity(0)
     shared, alone = sorted(cores)[:2]
     check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
-    exercise = outside.Exercise("answer", ("test",), (SPENDS_CPU_ON_INPUTS, "PLACEHOLDER"), 1, (SPEED_TEST,))
+    exercise = outside.Exercise(
+        "answer", ("test",), (SPENDS_CPU_ON_INPUTS, "PLACEHOLDER"), 1, (SPEED_TEST,), restricted=False
+    )
     answers, started = [], []
 
     class Replies(outside._Replies):
@@ -383,8 +446,10 @@ QUIET_WHEN_CAPTURED = (
 )
 
 
-def grade_prints(answer: str, *, sandboxed: bool = False) -> outside.Outcome:
-    exercise = outside.Exercise("answer", ("prints",), ("import math", "PLACEHOLDER"), 1, (PRINTS_TEST,))
+def grade_prints(answer: str, *, sandboxed: bool = False, restricted: bool = True) -> outside.Outcome:
+    exercise = outside.Exercise(
+        "answer", ("prints",), ("import math", "PLACEHOLDER"), 1, (PRINTS_TEST,), restricted=restricted
+    )
     return outside.grade_exercise(exercise, answer, timeout=30, sandboxed=sandboxed)["prints"]
 
 
@@ -401,7 +466,7 @@ def test_what_an_answer_prints_is_read_from_its_process_output(sandboxed):
 def test_an_answer_quiet_only_while_captured_fails_when_watched_from_outside(sandboxed):
     """The worker's check captures the call by replacing sys.stdout, which the answer notices: the check
     there passes; the grading process then calls it with nothing captured and reads its real output."""
-    outcome = grade_prints(QUIET_WHEN_CAPTURED, sandboxed=sandboxed)
+    outcome = grade_prints(QUIET_WHEN_CAPTURED, sandboxed=sandboxed, restricted=False)
     assert not outcome.passed, outcome.printed
     message = outcome.error["evalue"]
     assert "Watched by the grading process" in message and "total printed 3 lines" in message, message
@@ -411,7 +476,7 @@ def test_an_answer_quiet_only_while_captured_fails_when_watched_from_outside(san
 def test_output_hidden_from_the_grading_process_fails_the_check():
     """An answer that points its process's output elsewhere hides the markers too: the check fails."""
     hides = "import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)\n" + QUIET_WHEN_CAPTURED
-    outcome = grade_prints(hides)
+    outcome = grade_prints(hides, restricted=False)
     assert not outcome.passed and "could not read what total printed" in outcome.error["evalue"], outcome.error
 
 
@@ -454,7 +519,7 @@ def test_an_answer_that_ends_its_process_when_watched_loses_the_prints_check():
     """Quiet while captured, and exiting where nothing captures it: the cell that passed in the worker
     counts only once its prints were read from here."""
     exits = "import os, sys\ndef total(xs):\n    if type(sys.stdout).__name__ != 'StringIO':\n        os._exit(0)\n    return sum(xs)"
-    outcome = grade_prints(exits)
+    outcome = grade_prints(exits, restricted=False)
     assert not outcome.passed and "this check did not finish" in outcome.error["evalue"], outcome.error
 
 

@@ -202,6 +202,23 @@ def test_check_function_and_assert_raises():
         grading.assert_raises(lambda: None, (), ValueError, what="nothing")
 
 
+def test_a_result_of_a_class_of_its_own_is_not_taken_for_the_numbers_it_claims():
+    """An object whose numpy() (or __array__) says 9 is not 9: only TensorFlow's, NumPy's and Python's own objects
+    are converted (an outsider's attack on the worker)."""
+
+    class Claims:
+        def numpy(self):
+            return np.int64(9)
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(9)
+
+    with pytest.raises(GradingFailure, match="is a Claims: expected a tensor, an array or a number"):
+        grading.check_same_result(Claims(), np.int64(9), what="square(3)")
+    grading.check_same_result(tf.Variable(9.0), tf.constant(9.0), what="a variable")  # TensorFlow's own: converted
+    grading.check_same_result([np.float32(1.0), 2.0], [np.float32(1.0), 2.0], what="a list", check_dtype=False)
+
+
 def test_a_median_just_below_the_target_gets_more_pairs_before_the_verdict(monkeypatch):
     from tfperf.measure import timing
 
