@@ -94,20 +94,16 @@ def test_a_forged_report_is_not_believed(sandboxed):
     assert "importing json is not allowed" in refused.printed, refused.printed
 
 
-def test_reports_forged_with_the_key_and_in_order_are_found_by_the_token_drawn_after_them(monkeypatch):
-    """An answer that got past the restriction and read the key from its process's memory writes a whole passing
-    report, in order, ahead of the worker's own: the token the grading process draws once ``finished`` came is then
-    answered by the worker's leftover reports, not by its echo, and no check counts."""
+def forged_with_the_key(monkeypatch, square: str, reports: str) -> dict[str, outside.Outcome]:
+    """The outcomes of an answer (unrestricted) that defines ``square`` and writes ``reports`` (a Python expression:
+    a list of report dicts), each with the key, into every descriptor it can: the key is made known to it, as if
+    read from its process's memory."""
     drawn = iter(["k" * 32])
     real = outside.secrets.token_hex
     monkeypatch.setattr(outside.secrets, "token_hex", lambda n: next(drawn, None) or real(n))
     forge = (
-        "import os, json, struct\n"
-        "def square(x):\n    return 0\n"
-        "reports = [{'cell': 1, 'error': None}]\n"  # cell 0's report was sent before the answer ran
-        "reports += [{'test': t, 'printed': '', 'error': None} for t in ('t1', 't2')] + [{'finished': True}]\n"
-        "frames = b''\n"
-        "for report in reports:\n"
+        f"import os, json, struct\ndef square(x):\n    return {square}\nframes = b''\n"
+        f"for report in {reports}:\n"
         "    body = json.dumps({'key': 'k' * 32, **report}).encode()\n"
         "    frames += struct.pack('>II', len(body), 0) + body\n"
         "for fd in range(3, 64):\n"
@@ -116,7 +112,19 @@ def test_reports_forged_with_the_key_and_in_order_are_found_by_the_token_drawn_a
         "    except OSError:\n"
         "        pass\n"
     )
-    outcomes = grade(forge, restricted=False)
+    return grade(forge, restricted=False)
+
+
+def test_reports_forged_with_the_key_and_in_order_are_found_by_the_token_drawn_after_them(monkeypatch):
+    """An answer that got past the restriction and read the key from its process's memory writes a whole passing
+    report, in order, ahead of the worker's own (cell 0's was sent before the answer ran): the token the grading
+    process draws once ``finished`` came is then answered by the worker's leftover reports, not by its echo, and
+    no check counts."""
+    reports = (
+        "[{'cell': 1, 'error': None}] + [{'test': t, 'printed': '', 'error': None} for t in ('t1', 't2')]"
+        " + [{'finished': True}]"
+    )
+    outcomes = forged_with_the_key(monkeypatch, "0", reports)
     assert not any(o.passed for o in outcomes.values())
     assert "not all its own" in outcomes["t1"].error["evalue"], outcomes["t1"].error
 
@@ -124,20 +132,7 @@ def test_reports_forged_with_the_key_and_in_order_are_found_by_the_token_drawn_a
 def test_reports_out_of_order_are_not_believed(monkeypatch):
     """A report with the key, for the second check, written while the answer runs: it comes where the answer's
     own report was due."""
-    drawn = iter(["k" * 32])
-    real = outside.secrets.token_hex
-    monkeypatch.setattr(outside.secrets, "token_hex", lambda n: next(drawn, None) or real(n))
-    forge = (
-        "import os, json, struct\n"
-        "def square(x):\n    return x * x\n"
-        "body = json.dumps({'key': 'k' * 32, 'test': 't2', 'printed': '', 'error': None}).encode()\n"
-        "for fd in range(3, 64):\n"
-        "    try:\n"
-        "        os.write(fd, struct.pack('>II', len(body), 0) + body)\n"
-        "    except OSError:\n"
-        "        pass\n"
-    )
-    outcomes = grade(forge, restricted=False)
+    outcomes = forged_with_the_key(monkeypatch, "x * x", "[{'test': 't2', 'printed': '', 'error': None}]")
     assert not any(o.passed for o in outcomes.values())
     assert "came out of order" in outcomes["t1"].error["evalue"], outcomes["t1"].error
     assert outside._report_order(2, ("t1", "t2")) == [
