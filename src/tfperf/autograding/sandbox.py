@@ -290,6 +290,8 @@ def check(
 # the kernel itself, with growth, graded chapters 1 and 5 (docs/measurements-gpu-nvidia-h200.md).
 TF_CHECK = """
 import json
+from tfperf.autograding import landlock
+confined = landlock.confine()  # as each exercise's worker does before its first cell
 import tensorflow as tf
 for gpu in tf.config.list_physical_devices("GPU"):
     tf.config.experimental.set_memory_growth(gpu, True)
@@ -298,7 +300,7 @@ for device in tf.config.list_logical_devices():
     with tf.device(device.name):
         x = tf.random.normal([256, 256])
         same[device.name] = float(tf.reduce_sum(x @ x)) == float(tf.reduce_sum(x @ x))
-print(json.dumps({"tensorflow": tf.__version__, "same_twice": same}))
+print(json.dumps({"tensorflow": tf.__version__, "same_twice": same, "landlock": confined}))
 """
 
 
@@ -322,9 +324,14 @@ def check_verdict(result: subprocess.CompletedProcess) -> tuple[bool, str]:
             f"The grading sandbox does not work: TensorFlow {found['tensorflow']} ran, but "
             + (f"gave different results for the same product on {', '.join(unequal)}" if unequal else "saw no device")
         )
+    confinement = (
+        "confined by Landlock as the workers are"
+        if found.get("landlock")
+        else "but this kernel has no Landlock: the workers run without it (their memory readable through /proc)"
+    )
     return True, (
         f"The grading sandbox works: TensorFlow {found['tensorflow']} ran a matrix product on every device "
-        f"inside bubblewrap ({devices})."
+        f"inside bubblewrap ({devices}), {confinement}."
     )
 
 
