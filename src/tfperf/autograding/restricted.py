@@ -278,6 +278,8 @@ UNREADABLE_ATTRIBUTES = (
     }
 )  # fmt: skip
 
+_FORMAT_METHODS = frozenset({"format", "format_map"})
+
 #: Modules none of whose attributes an answer reads, however it reached them (a module reached as another module's
 #: attribute must also be one it could import: :meth:`Guards.getattr`).
 UNREADABLE_MODULES = (
@@ -347,53 +349,71 @@ class Guards:
 
     def __init__(self, namespace: dict, imports=ALLOWED_IMPORTS, withheld=()):
         self.importable = frozenset(imports)  # what the answer's import statements may import (compiled in)
-        self.withheld: set[tuple[int, str]] = set()  # (id of the module, attribute)
         self.withheld_names: set[tuple[str, str]] = set()  # (the module's name, attribute)
         for dotted in withheld:
             alias, _, attribute = dotted.rpartition(".")
             if isinstance(namespace.get(alias), types.ModuleType):
-                self.withheld.add((id(namespace[alias]), attribute))
                 self.withheld_names.add((namespace[alias].__name__, attribute))
         self.classes: weakref.WeakSet = weakref.WeakSet()  # made by the answer: see make_class
         self.formatter = _GuardedFormatter(self)
+        self.decided: dict[tuple[str, str], object] = {}  # (module, attribute) -> see module_attribute
+        self.reached: dict[str, bool] = {}  # module -> see reachable
 
     # reads
     def getattr(self, obj, name, *default):
         """``getattr`` as the answer sees it (``_getattr_`` too): no underscore names but the answer's own on its own
         objects and a class's name; none of :data:`UNREADABLE_ATTRIBUTES`; ``str.format`` with its fields read
-        through these guards; of a module, only what :meth:`module_attribute` allows."""
+        through these guards; of a module, only what :meth:`module_attribute` allows. Every attribute the answer's
+        code reads comes here: the common case (a public name of an object, a module's function decided before)
+        costs a few set lookups."""
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
-        if name.startswith("_") and not (name in READABLE_DUNDERS or (_private(name) and self.owns(obj))):
+        if name[:1] == "_" and not (name in READABLE_DUNDERS or (_private(name) and self.owns(obj))):
             raise _refuse(f"reading the attribute {name!r}")
         if name in UNREADABLE_ATTRIBUTES:
             raise _refuse(f"reading the attribute {name!r}")
-        if name in ("format", "format_map") and (
-            isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))
-        ):
+        if name in _FORMAT_METHODS and (isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return self.formatter.method(obj, name)  # its fields read through these guards
-        if isinstance(obj, types.ModuleType):
+        if type(obj) is types.ModuleType:
             return self.module_attribute(obj, name, *default)
         return getattr(obj, name, *default)
 
     def module_attribute(self, module: types.ModuleType, name: str, *default):
         """``module.name`` for the answer: not of a module it may not read, not withheld, of ``os`` and ``sys`` only
-        what :data:`MODULE_ATTRIBUTES` lists (or :data:`GUARDED` gives), and never a module it could not import."""
-        if _unreadable(module.__name__):
-            raise _refuse(f"reading {module.__name__}.{name}")
-        if (id(module), name) in self.withheld:
-            raise _refuse(f"using {module.__name__}.{name}, which this exercise asks you to write yourself")
-        if (module.__name__, name) in GUARDED:
-            return GUARDED[module.__name__, name]
-        allowed = MODULE_ATTRIBUTES.get(module.__name__)
-        if allowed is not None and name not in allowed:
-            raise _refuse(f"reading {module.__name__}.{name}")
+        what :data:`MODULE_ATTRIBUTES` lists (or :data:`GUARDED` gives), and never a module it could not import.
+        Decided once per module and name."""
+        key = (module.__name__, name)
+        decided = self.decided.get(key)
+        if decided is None:
+            decided = self.decided[key] = self._module_attribute(*key)
+        if decided is not True:
+            if isinstance(decided, RestrictedAnswer):
+                raise decided
+            return decided  # its guarded form
         found = getattr(module, name, *default)
-        if isinstance(found, types.ModuleType) and (
-            _unreadable(found.__name__) or found.__name__.partition(".")[0] not in ALLOWED_IMPORTS
-        ):
+        if type(found) is types.ModuleType and not self.reachable(found.__name__):
             raise _refuse(f"reaching the module {found.__name__} through {module.__name__}")
         return found
+
+    def _module_attribute(self, module: str, name: str):
+        """True where the answer may read ``module.name``, its guarded form, or the :class:`RestrictedAnswer` why not."""
+        if _unreadable(module):
+            return _refuse(f"reading {module}.{name}")
+        if (module, name) in self.withheld_names:
+            return _refuse(f"using {module}.{name}, which this exercise asks you to write yourself")
+        if (module, name) in GUARDED:
+            return GUARDED[module, name]
+        allowed = MODULE_ATTRIBUTES.get(module)
+        if allowed is not None and name not in allowed:
+            return _refuse(f"reading {module}.{name}")
+        return True
+
+    def reachable(self, module: str) -> bool:
+        """Whether the answer may reach the module named ``module`` (as another module's attribute): one it could
+        import, and not one it may not read."""
+        if module not in self.reached:
+            self.reached[module] = not _unreadable(module) and module.partition(".")[0] in ALLOWED_IMPORTS
+        return self.reached[module]
 
     def owns(self, obj) -> bool:
         """Whether ``obj`` is a class the answer defined, or an object of one."""
