@@ -1,14 +1,20 @@
-"""What a grading worker's process may open once its cells start: Linux Landlock, through its three system calls.
+"""What a grading worker's process may open once the answer runs: Linux Landlock, through its three system calls.
 
 An answer that got past the restriction it runs under (:mod:`tfperf.autograding.restricted`) could still open files
-by path through the libraries it may use (``pathlib``, NumPy's and TensorFlow's file functions), and two paths of
-its own process reach everything in it: ``/proc/self/mem`` (its memory: the report key, every check's code) and
-``/proc/self/fd/N`` (its descriptors, the pipe its reports go through among them, opened anew). So before the first
-cell, the worker confines itself (:func:`confine`): from then on, it and every thread it starts may read and write
-files anywhere the sandbox lets it, except under ``/proc``, where it may read only what TensorFlow, psutil and the
-course read of it (:data:`PROC_FILES`, :data:`PROC_TREES`); descriptors it already holds are unchanged. Landlock
-(Linux 5.13 and later, `docs.kernel.org/userspace-api/landlock.html`) needs no privilege, and a confinement cannot be
-undone or widened by the process.
+by path through the libraries it may use (``pathlib``, NumPy's and TensorFlow's file functions), and one path of its
+own process reaches everything in it: ``/proc/self/mem`` (its memory: the report key, every check's code). So just
+before the answer cell, the worker's thread confines itself (:func:`confine`): from then on, it and every thread and
+process it starts may read and write files anywhere the sandbox lets it, except under ``/proc``, where it may read
+only what TensorFlow, psutil and the course read of it (:data:`PROC_FILES`, :data:`PROC_TREES`); descriptors it
+already holds are unchanged. Landlock (Linux 5.13 and later, `docs.kernel.org/userspace-api/landlock.html`) needs no
+privilege, and a confinement cannot be undone or widened.
+
+Why the answer's thread and not the whole worker from its start: a process started under the confinement cannot read
+its own ``/proc/self`` (its folder there is new, outside every rule), and the tf.data service's servers that a given
+cell starts (chapter 7) then never served (a pipeline's iterator waited for them for good). So the given cells run
+unconfined, and what they started stays so. What that leaves: TensorFlow's own threads started before the answer
+(its thread pools) are not confined, so an answer's Python run on one of them (a ``tf.py_function`` in a
+``tf.data`` pipeline) could still open ``/proc/self/mem``.
 
 Where the kernel has no Landlock (or it is turned off), :func:`confine` says so and the worker goes on without it:
 the sandbox and the restriction still hold the rest (``python -m tfperf.autograding.sandbox check`` reports it).
@@ -33,7 +39,7 @@ WRITE_FILE, READ_FILE = 1 << 1, 1 << 2
 PROC_FILES = (
     "cpuinfo", "meminfo", "stat", "loadavg", "uptime", "version", "filesystems", "mounts",
     "self/status", "self/stat", "self/statm", "self/cgroup", "self/limits", "self/io", "self/maps", "self/mountinfo",
-    "self/cmdline", "self/sched", "self/smaps_rollup",
+    "self/cmdline", "self/sched", "self/smaps_rollup", "self/cpuset",
 )  # fmt: skip
 #: Folders under ``/proc`` the worker may read everything of.
 PROC_TREES = ("sys", "pressure", "driver")
@@ -60,8 +66,8 @@ def _rules() -> list[tuple[str, int]]:
 
 
 def confine() -> bool:
-    """Confine this process (and the threads and processes it starts from now on) as the module's docstring says:
-    True; False where the kernel has no Landlock. Call it while the process has one thread, before any cell."""
+    """Confine the calling thread (and the threads and processes it starts from now on) as the module's docstring
+    says: True; False where the kernel has no Landlock."""
     try:
         abi_version()
     except LandlockUnavailable:

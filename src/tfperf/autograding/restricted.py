@@ -279,6 +279,8 @@ UNREADABLE_ATTRIBUTES = (
 )  # fmt: skip
 
 _FORMAT_METHODS = frozenset({"format", "format_map"})
+#: ``os.path`` is one of these, whichever the platform: an answer may reach it.
+PATH_MODULES = frozenset({"posixpath", "ntpath", "genericpath"})
 
 #: Modules none of whose attributes an answer reads, however it reached them (a module reached as another module's
 #: attribute must also be one it could import: :meth:`Guards.getattr`).
@@ -412,7 +414,8 @@ class Guards:
         """Whether the answer may reach the module named ``module`` (as another module's attribute): one it could
         import, and not one it may not read."""
         if module not in self.reached:
-            self.reached[module] = not _unreadable(module) and module.partition(".")[0] in ALLOWED_IMPORTS
+            top = module.partition(".")[0]
+            self.reached[module] = not _unreadable(module) and (top in ALLOWED_IMPORTS or top in PATH_MODULES)
         return self.reached[module]
 
     def owns(self, obj) -> bool:

@@ -290,11 +290,11 @@ def check(
 # the kernel itself, with growth, graded chapters 1 and 5 (docs/measurements-gpu-nvidia-h200.md).
 TF_CHECK = """
 import json
-from tfperf.autograding import landlock
-confined = landlock.confine()  # as each exercise's worker does before its first cell
 import tensorflow as tf
+from tfperf.autograding import landlock
 for gpu in tf.config.list_physical_devices("GPU"):
     tf.config.experimental.set_memory_growth(gpu, True)
+confined = landlock.confine()  # as an exercise's worker does before the answer, TensorFlow already started
 same = {}
 for device in tf.config.list_logical_devices():
     with tf.device(device.name):

@@ -41,8 +41,10 @@ def _run_cell(source: str, name: str, namespace: dict, *, answer: dict | None = 
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
     try:
         if answer is not None:
+            from tfperf.autograding import landlock
             from tfperf.autograding.restricted import run_answer
 
+            landlock.confine()  # this thread, and what it starts from now on: see tfperf.autograding.landlock
             run_answer(source, name, namespace, **answer)
         else:
             exec(compile(source, name, "exec"), namespace)
@@ -127,9 +129,6 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
 
 
 def _worker_main() -> None:
-    from tfperf.autograding import landlock
-
-    landlock.confine()  # before any cell, while this process has one thread: see tfperf.autograding.landlock
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever the cells print goes to stderr, never into the replies
     requests = sys.stdin.buffer

@@ -226,4 +226,34 @@ def row_scores(table, weights, steps):
         },
         {"row_scores_tests": 0},
     ),
+    # (2e) A wrong weighted_mean, and the test cell's only check replaced without naming setattr or getattr as a
+    # call, which the static screen looks for: setattr applied by map (an outsider's attack on the worker). The test
+    # cell then runs no check and no guard. Answers run restricted: setattr is the guarded one, which refuses a module.
+    Submission(
+        "red2e_check_replaced_through_map_setattr",
+        {
+            "weighted_mean": """
+from tfperf import grading
+list(map(setattr, [grading], ["check_function"], [lambda *args, **kwargs: None]))
+def weighted_mean(counts, weights):
+    return tf.reduce_mean(tf.cast(counts, tf.float32))
+"""
+        },
+        {"weighted_mean_tests": 0},
+    ),
+    # (2f) The check's own module globals reached by getattr applied by functools.reduce to literal names, and the
+    # comparison inside replaced: reading __globals__ is refused however the name is reached.
+    Submission(
+        "red2f_comparison_replaced_through_reduce_getattr",
+        {
+            "weighted_mean": """
+import functools
+from tfperf import grading
+functools.reduce(getattr, ["check_function", "__globals__"], grading)["check_same_result"] = lambda *a, **k: None
+def weighted_mean(counts, weights):
+    return tf.reduce_mean(tf.cast(counts, tf.float32))
+"""
+        },
+        {"weighted_mean_tests": 0},
+    ),
 ]

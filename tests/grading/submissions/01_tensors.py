@@ -15,6 +15,33 @@ SUBMISSIONS = [
         {"concepts": 'dtype_mix = "C "\nweights_are_variables = "a"\nsoft_placement = "b"\nnumpy_of_gpu_tensor = "b"'},
         {"concepts_weights_are_variables": 0, "concepts_numpy_of_gpu_tensor": 0},
     ),
+    # Honest, written with what a restricted answer compiles differently (RestrictedPython, tfperf.autograding.
+    # restricted): a class with super().__init__ and __call__, an attribute and an item updated in place, a private
+    # helper name, unpacking, a comprehension. Full points.
+    Submission(
+        "honest_class_and_private_helper",
+        {
+            "row_scores": """
+class _Scorer:
+    def __init__(self, table, weights):
+        super().__init__()
+        self.rows = tf.identity(tf.convert_to_tensor(table))
+        self.weights = weights
+        self.calls = 0
+    def __call__(self, row):
+        self.calls += 1
+        return tf.reduce_sum(self.rows[row] * self.weights)
+
+def row_scores(table, weights, steps):
+    with tf.device(device.compute_device()):
+        scorer = _Scorer(table, weights)
+        count, _ = table.shape
+        seen = [0]
+        seen[0] += steps
+        return tf.stack([scorer(step % count) for step in range(seen[0])])
+"""
+        },
+    ),
     # The unfixed code handed in as the answer: same results, no speedup.
     Submission("unfixed", {"row_scores": UNFIXED_ROW_SCORES}, {"row_scores_tests": 0}),
     # "Fixed" by switching to tf.constant, but still converting inside the loop.

@@ -190,7 +190,13 @@ SUBMISSIONS += [
         {"predict_fast_tests": 0, "predict_fast_speed_tests": 0},
     ),
     # Switching the counter off: the counter refuses to be read.
-    Submission("run_counter_switched_off", {"predict_fast": _COUNTER_SWITCHED_OFF}, {"predict_fast_tests": 0}),
+    # The course's run counter switched off: the answer runs restricted, and its write to the course's own layer is
+    # refused, so the answer raises and both checks fail (the speed check's points went to it before).
+    Submission(
+        "run_counter_switched_off",
+        {"predict_fast": _COUNTER_SWITCHED_OFF},
+        {"predict_fast_tests": 0, "predict_fast_speed_tests": 0},
+    ),
     # Slowing the baseline through the given model object: caught by assert_keras_pristine(models=...).
     Submission(
         "baseline_slowed_on_the_model",

@@ -53,6 +53,7 @@ HONEST = {
     "unpacking, comprehensions, lambdas": ("pairs = [(1, 2), (3, 4)]\nresult = sum(a * b for a, b in pairs)", 14),
     "a variable named printed": ("printed = [1]\nresult = printed[0]", 1),
     "os.cpu_count and getattr of a public name": ("result = getattr(os, 'cpu_count')() > 0", True),
+    "os.path": ("result = os.path.join('a', 'b')", "a/b"),
     "writes to its own objects": ("given.seen = 3\nresult = given.seen", 3),
     "str.format and format_map": (
         "result = '{} {x}'.format(1, x=2) + str.format('{0[1]}', [3, 4]) + '{a}'.format_map({'a': 5})",
