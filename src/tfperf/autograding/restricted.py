@@ -97,9 +97,8 @@ class AnswerPolicy(RestrictingNodeTransformer):
             return
         if allow_magic_methods and name in SPECIAL_METHODS:
             return
-        if name is not None and name.startswith("_") and not name.startswith("__") and name not in GUARD_NAMES:
-            if not name.endswith("_"):  # ``_cache`` is the answer's own; ``_getattr_`` is a guard's
-                return
+        if name is not None and _private(name) and name not in GUARD_NAMES:  # ``_cache``: the answer's own
+            return
         super().check_name(node, name, allow_magic_methods)
 
     def visit_Name(self, node):
