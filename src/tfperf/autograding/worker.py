@@ -11,6 +11,7 @@ clock read over there. It imports only what it needs to talk: nbgrader stays out
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import io
 import linecache
@@ -67,13 +68,17 @@ def serve(requests, replies) -> None:
         answer = restriction if index == header.get("answer") else None
         error = _run_cell(source, f"<cell {index + 1}>", namespace, answer=answer)
         report(cell=index, error=error)
+    # The instructor's test cells (and the checks served afterwards) see every name of the exercise, with Python's
+    # own builtins: the namespace keeps the answer's restricted ones, which the answer's functions (and those AutoGraph
+    # makes again from them) use whenever they run.
+    checks = {**namespace, "__builtins__": builtins}
     for grade_id, source in zip(header["tests"], header["test_sources"]):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            error = _run_cell(source, f"<test {grade_id}>", namespace)
+            error = _run_cell(source, f"<test {grade_id}>", checks)
         report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
     report(finished=True)
-    serve_outside_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), namespace)
+    serve_outside_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), checks)
 
 
 def report_with_arrays(replies, key: str):

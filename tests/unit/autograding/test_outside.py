@@ -140,6 +140,21 @@ def test_reports_out_of_order_are_not_believed(monkeypatch):
     ]  # fmt: skip
 
 
+def test_the_instructors_test_cells_keep_pythons_builtins_after_a_restricted_answer(tmp_path):
+    """The answer runs without ``open``; the test cells after it (the instructor's) still have it, and the answer's
+    functions they call still do not."""
+    test = (
+        f"with open({str(tmp_path / 'seen.txt')!r}, 'w') as f:\n    f.write(str(square(3)))\n"
+        "try:\n    leaks()\nexcept NameError as err:\n    print('refused:', err)"
+    )
+    exercise = outside.Exercise("answer", ("t",), (GIVEN, "PLACEHOLDER"), 1, (test,))
+    answer = "def square(x):\n    return x * x\ndef leaks():\n    return open('/etc/hostname')"
+    (outcome,) = outside.grade_exercise(exercise, answer, timeout=10, sandboxed=False).values()
+    assert outcome.passed, outcome.error
+    assert (tmp_path / "seen.txt").read_text() == "9"
+    assert "refused: name 'open' is not defined" in outcome.printed
+
+
 def test_an_answer_that_ends_its_process_fails_its_checks():
     outcomes = grade("import os\nos._exit(0)", restricted=False)
     assert not any(o.passed for o in outcomes.values())
