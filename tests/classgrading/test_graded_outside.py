@@ -46,19 +46,21 @@ def autograde(course, student: str, *options: str) -> subprocess.CompletedProces
     )
 
 
+#: Outside the kernel, an answer that imports IPython (to hook the kernel) runs restricted and is refused: its square,
+#: right as it is, scores 0 there (tfperf.autograding.restricted); in the kernel, as before, it scored.
 @pytest.mark.parametrize(
-    "options, total_points",
-    [((), 0.0), (IN_KERNEL, 3.0)],
+    "options, square_points, total_points",
+    [((), 0.0, 0.0), (IN_KERNEL, 2.0, 3.0)],
     ids=["outside-the-kernel", "in-the-kernel-as-before"],
 )
-def test_a_kernel_hook_does_not_reach_the_next_exercises_grade(toy_course, options, total_points):
+def test_a_kernel_hook_does_not_reach_the_next_exercises_grade(toy_course, options, square_points, total_points):
     reference = toy.variant("reference", toy.released(toy_course))
     hooked = toy.with_answer(toy.with_answer(reference, "answer_square", HOOK), "answer_total", UNFIXED_TOTAL)
     toy.submit(toy_course, "mallory", hooked)
     done = autograde(toy_course, "mallory", *options)
     assert done.returncode == 0, done.stdout + done.stderr
     # check_total fails for the unfixed answer (it is not 2x faster): the hook made the kernel say it passed
-    assert toy.scores(toy_course)["mallory"] == {"check_square": 2.0, "check_total": total_points}
+    assert toy.scores(toy_course)["mallory"] == {"check_square": square_points, "check_total": total_points}
 
 
 def test_an_untouched_answer_scores_zero_whatever_the_kernel_says(toy_course):
@@ -75,7 +77,8 @@ def test_an_untouched_answer_scores_zero_whatever_the_kernel_says(toy_course):
     toy.submit(toy_course, "trent", nb)
     done = autograde(toy_course, "trent")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert toy.scores(toy_course)["trent"] == {"check_square": 0.0, "check_total": 3.0}
+    # (and the hooked total answer, refused as it imports IPython: see above)
+    assert toy.scores(toy_course)["trent"] == {"check_square": 0.0, "check_total": 0.0}
 
 
 def test_without_a_kernel_every_grade_is_the_same(toy_course):
@@ -93,7 +96,7 @@ def test_without_a_kernel_every_grade_is_the_same(toy_course):
         assert done.returncode == 0, done.stdout + done.stderr
     assert {s: toy.scores(toy_course)[s] for s in ("alice", "mallory", "nobody")} == {
         "alice": {"check_square": 2.0, "check_total": 3.0},
-        "mallory": {"check_square": 2.0, "check_total": 0.0},
+        "mallory": {"check_square": 0.0, "check_total": 0.0},  # its answers refused or slow: see above
         "nobody": {"check_square": 0.0, "check_total": 0.0},
     }
     graded = nbformat.read(toy_course / "autograded" / "alice" / toy.ASSIGNMENT / toy.NOTEBOOK, as_version=4)
