@@ -40,6 +40,7 @@ from __future__ import annotations
 import _string
 import ast
 import builtins
+import copy
 import linecache
 import operator
 import string
@@ -136,18 +137,13 @@ class AnswerPolicy(RestrictingNodeTransformer):
             return self.node_contents_visit(node)
         return super().visit_Subscript(node)
 
+    def contents(self, node):
+        """A node left as Python wrote it, its contents checked as any other."""
+        return self.node_contents_visit(node)
+
     # Statements RestrictedPython refuses and honest answers write: they reach nothing the guards do not see.
-    def visit_Nonlocal(self, node):
-        return self.node_contents_visit(node)
-
-    def visit_AnnAssign(self, node):
-        return self.node_contents_visit(node)
-
-    def visit_Match(self, node):
-        return self.node_contents_visit(node)
-
-    def visit_match_case(self, node):
-        return self.node_contents_visit(node)
+    visit_Nonlocal = visit_AnnAssign = visit_Match = visit_match_case = contents
+    visit_MatchValue = visit_MatchSingleton = visit_MatchSequence = visit_MatchOr = contents
 
     def visit_MatchClass(self, node):
         for attribute in node.kwd_attrs:  # ``case C(x=...)`` reads the attribute x of the subject itself
@@ -155,19 +151,11 @@ class AnswerPolicy(RestrictingNodeTransformer):
                 self.error(node, f'"{attribute}" is an invalid attribute name because it starts with "_".')
         return self.node_contents_visit(node)
 
-    def visit_MatchAs(self, node):
-        self.check_name(node, node.name)
+    def visit_MatchAs(self, node):  # ``case x`` and ``case [*x]`` bind x; ``case {**x}`` binds x too
+        self.check_name(node, getattr(node, "name", None) or getattr(node, "rest", None))
         return self.node_contents_visit(node)
 
-    def visit_MatchStar(self, node):
-        self.check_name(node, node.name)
-        return self.node_contents_visit(node)
-
-    def visit_MatchMapping(self, node):
-        self.check_name(node, node.rest)
-        return self.node_contents_visit(node)
-
-    visit_MatchValue = visit_MatchSingleton = visit_MatchSequence = visit_MatchOr = visit_match_case
+    visit_MatchStar = visit_MatchMapping = visit_MatchAs
 
     #: The exercise's guards (set by :func:`compile_answer`): what its import statements may import.
     guards: Guards | None = None
@@ -200,14 +188,7 @@ class AnswerPolicy(RestrictingNodeTransformer):
 
     # Iteration and unpacking stay Python's: RestrictedPython's guards for them protect Zope's containers, and a
     # ``for`` over a tensor or a dataset inside a ``tf.function`` must stay a loop AutoGraph can convert.
-    def guard_iter(self, node):
-        return self.node_contents_visit(node)
-
-    def visit_Assign(self, node):
-        return self.node_contents_visit(node)
-
-    def visit_With(self, node):
-        return self.node_contents_visit(node)
+    guard_iter = visit_Assign = visit_With = contents
 
     def visit_AugAssign(self, node):
         if isinstance(node.target, (ast.Attribute, ast.Subscript)):
@@ -225,8 +206,6 @@ class AnswerPolicy(RestrictingNodeTransformer):
 
 def _with_context(node: ast.expr, ctx: ast.expr_context) -> ast.expr:
     """A copy of an attribute or item target with ``ctx`` as its context (what it reads rather than writes)."""
-    import copy
-
     clone = copy.deepcopy(node)
     clone.ctx = ctx
     return clone
