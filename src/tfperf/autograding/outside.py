@@ -12,7 +12,7 @@ the answer:
 - the submitted answer cell of this exercise;
 - the instructor's test cells of the exercise (hidden tests included).
 
-The worker is plain Python, not IPython: no kernel hooks, no AST transformers, no other
+The worker (the *subject*) is plain Python, not IPython: no kernel hooks, no AST transformers, no other
 exercise's code, nothing left running by an earlier cell; the answer cell runs restricted
 (:mod:`tfperf.autograding.restricted`: RestrictedPython, guarded builtins, this exercise's imports and withheld
 functions). It reports each cell's and test cell's outcome (what it printed, the error it raised) as JSON, tagged
@@ -47,9 +47,16 @@ code's worker, the limit compared here (:mod:`tfperf.autograding.moved`).
 Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
 
-What still shares a process: inside one worker, the exercise's other checks (results, traces, host
-reads, pipeline stages) run after its answer, so they rely on the guard (``tfperf.grading.guard``), the
-static screen, and on reading only objects of TensorFlow's own classes (a dataset, a ``tf.function``).
+The judge (:mod:`tfperf.autograding.judge`): an exercise's test cells whose checks all have a judge-side form run
+in a process of their own that never runs learner code (no answer at all: the instructor's cells before it), with
+the answer's names bound to handles whose calls this process relays to the worker (:class:`_Judge`): the worker
+calls the answer on the judge's arguments and sends its result back as data; what a call printed is read here from
+the worker's output stream; counts (host reads, traces) are read by the worker's own counters. The judge decides.
+
+What still shares a process: the test cells that are not judged (:meth:`Exercise.in_judge`: a Keras model, a
+dataset, a training run's objects handed to a check) run in the worker after its answer, so they rely on the
+restriction, the guard (``tfperf.grading.guard``), the static screen, and on reading only objects of TensorFlow's
+own classes (a dataset, a ``tf.function``).
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, forkserver, moved, printed, sandbox, screen, traced
+from tfperf.autograding import concepts, forkserver, judge, moved, printed, sandbox, screen, traced
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -110,6 +117,20 @@ class Exercise:
     #: metadata, as the static screen reads it: :func:`tfperf.autograding.screen.allowed_imports`, ``withheld_names``).
     imports: tuple[str, ...] = screen.ALLOWED_IMPORTS
     withheld: tuple[str, ...] = ()
+    #: The names the instructor's answer cell defines (:func:`tfperf.autograding.judge.answer_names`): in the judge,
+    #: they reach the answer's objects in the subject. None: every test cell runs in the subject.
+    answer_names: tuple[str, ...] = ()
+
+    def in_judge(self, *, timed_outside: bool = True) -> tuple[str, ...]:
+        """The test cells that run in the judge (:func:`tfperf.autograding.judge.judged`), by grade_id: none where a
+        given cell runs after the answer (what it made from the answer would be the judge's own)."""
+        if self.answer_position != len(self.cells) - 1:
+            return ()
+        return tuple(
+            g
+            for g, s in zip(self.tests, self.test_sources)
+            if judge.judged(s, self.answer_names, timed_outside=timed_outside)
+        )
 
     def program(self, answer_source: str) -> list[str]:
         """The cells a worker runs before the test cells, with ``answer_source`` as the answer."""
@@ -147,6 +168,7 @@ def instructor_exercises(source_nb: NotebookNode) -> list[Exercise]:
                 test_sources=tuple(source_nb.cells[i].source for i in test_indices),
                 imports=screen.allowed_imports(source_nb.cells[answer_index]),
                 withheld=screen.withheld_names(source_nb.cells[answer_index]),
+                answer_names=judge.answer_names(source_nb.cells[answer_index].source),
             )
         )
     return found
@@ -308,7 +330,10 @@ def grade_exercise(
             },
         )
 
+    in_judge = exercise.in_judge(timed_outside=bool(speed_checks))
+    in_subject = [(g, s) for g, s in zip(exercise.tests, exercise.test_sources) if g not in in_judge]
     course = forkserver.needs_the_course(list(exercise.cells))  # the instructor's cells: never the answer's choice
+    judged: _Judge | None = None
     with _worker_process(env_for, sandboxed=sandboxed, forked=forked, course=course) as (process, workdir):
         worker_record = Path(workdir) / "record.jsonl"
         worker = _Replies(process, key, timeout)
@@ -324,6 +349,8 @@ def grade_exercise(
             return clean[check]
 
         try:
+            if in_judge:  # started now: it runs the instructor's cells while the subject runs its own
+                judged = _Judge(exercise, in_judge)
             send(
                 process.stdin,
                 {
@@ -332,13 +359,13 @@ def grade_exercise(
                     "answer": exercise.answer_position if exercise.restricted else None,
                     "imports": list(exercise.imports),
                     "withheld": list(exercise.withheld),
-                    "tests": list(exercise.tests),
-                    "test_sources": list(exercise.test_sources),
+                    "tests": [g for g, _ in in_subject],
+                    "test_sources": [source for _, source in in_subject],
                 },
             )
             wait = START_SECONDS + timeout
             reported: dict[str, Outcome] = {}  # counted once the worker echoed a token drawn after them
-            for kind, which in _report_order(len(cells), exercise.tests):
+            for kind, which in _report_order(len(cells), [g for g, _ in in_subject]):
                 message, _ = worker.next(wait)
                 wait = timeout
                 if message.get(kind) != which or len(REPORT_KINDS & message.keys()) != 1:
@@ -349,9 +376,12 @@ def grade_exercise(
                     reported[which] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
             worker.sync()
             outcomes.update(reported)
+            if judged is not None:
+                outcomes.update(judged.run(worker, timeout))
             prints = {g: printed.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)}
             passed = [g for g in exercise.tests if g in outcomes and outcomes[g].passed]
-            unwatched = [g for g in passed if prints[g]]  # passed in the worker, prints not yet read from here
+            # passed in the subject, prints not yet read from here (the judge read those of its cells' calls)
+            unwatched = [g for g in passed if prints[g] and g not in in_judge]
             untimed = [c for c in speed_checks or [] if c.grade_id in passed]
             while unwatched:
                 for check in prints[unwatched[0]]:
@@ -359,7 +389,7 @@ def grade_exercise(
                         watch_prints(check, worker, outcomes[unwatched[0]])
                 unwatched.pop(0)
             weighed = {g: moved.bytes_checks(g, s) for g, s in zip(exercise.tests, exercise.test_sources)}
-            unweighed = [g for g in passed if weighed[g]] if baseline_for is not None else []
+            unweighed = [g for g in passed if weighed[g] and g not in in_judge] if baseline_for is not None else []
             while unweighed:
                 for check in weighed[unweighed[0]]:
                     if outcomes[unweighed[0]].passed:
@@ -394,6 +424,8 @@ def grade_exercise(
         finally:
             process.kill()
             process.wait()
+            if judged is not None:
+                judged.close()
         _forward_record(worker_record, record)
     for grade_id in exercise.tests:
         if grade_id not in outcomes:
@@ -403,6 +435,132 @@ def grade_exercise(
                 grade_id
             ].printed += f"(The answer cell raised {answer_error['ename']}: {answer_error['evalue']})\n"
     return outcomes
+
+
+class _Judge:
+    """The judge's process (:mod:`tfperf.autograding.judge`): started with the instructor's cells and the test cells
+    it runs, its messages read on a thread; :meth:`run` relays its calls to the subject and gathers its outcomes."""
+
+    def __init__(self, exercise: Exercise, tests: tuple[str, ...]):
+        from tfperf.grading import RECORD_ENV_VAR
+        from tfperf.grading.speed import TIMED_OUTSIDE_ENV_VAR
+
+        env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+        env[TIMED_OUTSIDE_ENV_VAR] = "1"  # never timed in the judge: see judge.judged
+        env.pop(RECORD_ENV_VAR, None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tfperf.autograding.judge"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.messages: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            try:
+                while True:
+                    self.messages.put(receive(self.process.stdout))
+            except (WorkerStopped, OSError) as err:
+                self.messages.put(err)
+
+        threading.Thread(target=read, daemon=True).start()
+        sources = dict(zip(exercise.tests, exercise.test_sources))
+        self._send(
+            {
+                "cells": list(exercise.cells[: exercise.answer_position]),  # never an answer: see Exercise.in_judge
+                "answer_names": list(exercise.answer_names),
+                "tests": list(tests),
+                "test_sources": [sources[g] for g in tests],
+            }
+        )
+
+    def _send(self, header: dict, arrays: list | None = None) -> None:
+        try:
+            send(self.process.stdin, header, arrays)
+        except OSError:
+            raise _Stopped("the judge's process stopped.") from None
+
+    def run(self, subject: _Replies, timeout: float) -> dict[str, Outcome]:
+        """Relay the judge's calls to ``subject`` until it finished its test cells: their outcomes."""
+        outcomes: dict[str, Outcome] = {}
+        wait = START_SECONDS + timeout
+        while True:
+            try:
+                message = self.messages.get(timeout=wait)
+            except queue.Empty:
+                raise _Stopped(f"a check ran past the time limit ({timeout:g} s) and was stopped.") from None
+            wait = timeout
+            if isinstance(message, Exception):
+                raise _Stopped("the judge's process stopped.")
+            header, arrays = message
+            if "failed" in header:
+                raise _Stopped(f"the judge could not run the instructor's cells ({header['failed']}).")
+            if "call" in header:
+                self._send(*_relay(header, arrays, subject, self._called_back))
+            elif "test" in header:
+                outcomes[str(header["test"])] = Outcome(
+                    f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error"))
+                )
+            elif header.get("finished"):
+                return outcomes
+
+    def _called_back(self, header: dict, arrays: list) -> tuple[dict, list]:
+        """The judge's reply to the subject's call of a function the check passed (:func:`judge.callback_stub`)."""
+        self._send({"callback": header.get("callback"), "args": header.get("args")}, arrays)
+        try:
+            message = self.messages.get(timeout=START_SECONDS)
+        except queue.Empty:
+            raise _Stopped("the judge did not answer.") from None
+        if isinstance(message, Exception):
+            raise _Stopped("the judge's process stopped.")
+        reply, arrays = message
+        if "called_back" in reply:
+            return {"do": "called_back", "called_back": reply["called_back"]}, arrays
+        return {
+            "do": "called_back",
+            "callback_error": str(reply.get("callback_error", "the check's function failed")),
+        }, []
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+#: The first line of a judged test cell's feedback.
+JUDGED = "Decided by the judge, a process where no learner code ran; your answer was called in its own process."
+
+
+def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple[dict, list]:
+    """The judge's call of the answer's function, made in ``subject``: the reply the judge gets (the result as data,
+    or the answer's error; for a call, what it printed as read here from the subject's output stream). The answer's
+    calls of the check's functions go to the judge meanwhile: ``called_back(header, arrays)`` gives the reply."""
+    probe = message.get("probe") if message.get("probe") in judge.PROBES else None
+    request = {"do": "call", "function": str(message.get("call")), "args": message.get("args"), "probe": probe}
+    request |= {k: message[k] for k in ("kinds", "names") if k in message}
+    token = subject.output.token() if probe is None and subject.output is not None else None
+    if token is not None:
+        request["witness"] = token
+    try:
+        send(subject.process.stdin, request, arrays)
+    except OSError:
+        raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+    header, result = subject.next()
+    while "callback" in header:
+        try:
+            send(subject.process.stdin, *called_back(header, result))
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+        header, result = subject.next()
+    if header.get("error"):
+        return {"error": _error(header["error"])}, []
+    if probe is not None:
+        return {k: v for k, v in header.items() if k != "key"}, []
+    reply = {"not_data": str(header["not_data"])} if "not_data" in header else {"result": header.get("result")}
+    if token is not None:
+        seen = subject.output.printed(token)
+        reply["printed"] = {"count": seen.count, "lines": seen.lines} if seen is not None else {"unread": True}
+    return reply, result
 
 
 #: What a worker's report of its cells is: one of these keys each.

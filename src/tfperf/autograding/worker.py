@@ -78,7 +78,13 @@ def serve(requests, replies) -> None:
             error = _run_cell(source, f"<test {grade_id}>", checks)
         report(test=grade_id, printed=printed.getvalue()[-PRINTED_LIMIT:], error=error)
     report(finished=True)
-    serve_outside_checks(lambda: receive(requests)[0], report_with_arrays(replies, key), checks)
+    last: dict = {}
+
+    def next_request() -> dict:
+        header, last["arrays"] = receive(requests)
+        return header
+
+    serve_outside_checks(next_request, report_with_arrays(replies, key), checks, lambda: last.get("arrays", []))
 
 
 def report_with_arrays(replies, key: str):
@@ -88,9 +94,11 @@ def report_with_arrays(replies, key: str):
     return report
 
 
-def serve_outside_checks(next_request, report, namespace: dict) -> None:
-    """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside, each
-    expression evaluated in the exercise's namespace: ``prints`` calls a function once, its output read by
+def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: []) -> None:
+    """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside: ``call``
+    calls the answer's function for the judge on the arguments sent (``arrays()``: the request's arrays), its result
+    sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
+    exercise's namespace: ``prints`` calls a function once, its output read by
     the grading process (:mod:`tfperf.autograding.printed`); ``bytes`` reads what a function moves
     (:mod:`tfperf.autograding.moved`); ``traces`` reads a ``tf.function``'s trace count
     (:mod:`tfperf.autograding.traced`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.samples`)."""
@@ -110,6 +118,18 @@ def serve_outside_checks(next_request, report, namespace: dict) -> None:
                 witnessed_call(str(request["witness"]), lambda: timing.settle(function(*args)))
                 report({"ok": True})
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
+                report({"error": _failure(err)})
+            continue
+        if request.get("do") == "call":  # for the judge: tfperf.autograding.judge
+            from tfperf.autograding.judge import answer_call
+
+            def ask(message: dict, sent: list) -> tuple[dict, list]:  # a check's function called back
+                report(message, sent)
+                return next_request(), arrays()
+
+            try:
+                report(*answer_call(request, arrays(), namespace, ask))
+            except BaseException as err:  # noqa: BLE001 (reported: the judge decides)
                 report({"error": _failure(err)})
             continue
         if request.get("do") == "sync":  # see outside._Replies.sync

@@ -120,6 +120,10 @@ def call_capturing(
     except GradingFailure:
         raise
     except Exception as err:  # the learner's bug, reported as a failure of this check
+        from tfperf.autograding.judge import ReturnedNotData
+
+        if isinstance(err, ReturnedNotData):  # in the judge
+            raise GradingFailure(f"{who} returned {err}.{reread(section)}") from None
         hint = explain(err)
         if isinstance(err, NotWritten):
             raise AnswerNotWritten(

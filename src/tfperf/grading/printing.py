@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tfperf.grading import guard
-from tfperf.grading.calls import GradingFailure, call_capturing, reread
+from tfperf.grading.calls import GradingFailure, call, call_capturing, reread
 from tfperf.runtime import logs
 
 
@@ -20,13 +20,22 @@ def assert_prints_at_most(
     ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
     do not. Returns what ``fn`` returned.
     """
-    result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
-    printed = "\n".join((captured.stdout, captured.python, captured.native))
-    lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
-    if len(lines) > limit:
-        first = lines[0] if len(lines[0]) <= 60 else lines[0][:57] + "..."
+    from tfperf.autograding.judge import Remote
+
+    if isinstance(fn, Remote):  # in the judge: the lines read from the answer's process's own output stream
+        result = call(fn, args, who=what, section=section)
+        if fn.printed.get("unread"):
+            raise GradingFailure(f"What {what} printed could not be read.{reread(section)}")
+        count, lines = int(fn.printed.get("count", 0)), [str(line) for line in fn.printed.get("lines", [])]
+    else:
+        result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
+        printed = "\n".join((captured.stdout, captured.python, captured.native))
+        lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
+        count = len(lines)
+    if count > limit:
+        first = lines[0] if lines and len(lines[0]) <= 60 else (lines[0][:57] + "..." if lines else "")
         raise GradingFailure(
-            f"{what} printed {len(lines)} lines (the first: {first!r}); at most {limit} expected. "
+            f"{what} printed {count} lines (the first: {first!r}); at most {limit} expected. "
             f"Printing from a loop (print or tf.print) costs time on every step.{reread(section)}"
         )
     return result
@@ -48,10 +57,16 @@ def assert_prints_each_call(
     """
     if len(calls) != len(patterns):
         raise ValueError("calls and patterns must have the same length")
+    from tfperf.autograding.judge import Remote
+
     printed = []
     for i, (args, pattern) in enumerate(zip(calls, patterns)):
-        _, out = call_capturing(fn, tuple(args), who=what, section=section, stdout=True)
-        text = out.text
+        if isinstance(fn, Remote):  # in the judge: read from the answer's process's own output stream
+            call(fn, tuple(args), who=what, section=section)
+            text = "\n".join(str(line) for line in fn.printed.get("lines", []))
+        else:
+            _, out = call_capturing(fn, tuple(args), who=what, section=section, stdout=True)
+            text = out.text
         printed.append(text)
         if not re.search(pattern, text):
             shown = repr(text[:200]) if text.strip() else "nothing"

@@ -12,6 +12,17 @@ from tfperf.measure import host_syncs
 
 def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, section: str | None):
     """Call learner code quietly inside a host-sync counting block; return its result and the counts."""
+    from tfperf.autograding.judge import Remote, SeenSyncs
+
+    if isinstance(fn, Remote):  # in the judge: counted in the answer's process over the call
+        with fn.counted(("host_syncs",)) as seen:
+            result = call(fn, args, who=what, section=section)
+        if seen.get("tampered") or "host_syncs" not in seen:
+            raise GradingFailure(
+                f"The host-sync check cannot grade: the grading environment was modified "
+                f"({', '.join(map(str, seen.get('tampered') or ['the counters']))}). Remove the code that does it."
+            )
+        return result, SeenSyncs(seen["host_syncs"])
     with host_syncs.counting() as syncs:
         result = call(fn, args, who=what, section=section)
         undone = host_syncs.tampered()

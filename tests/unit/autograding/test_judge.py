@@ -1,0 +1,203 @@
+"""The judge (tfperf.autograding.judge): which test cells it runs, the values that cross between it and the subject,
+and what an answer in the subject can and cannot make it decide. Small cells: seconds each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tfperf.autograding import judge, outside
+
+GIVEN = "from tfperf import grading\ndef slow_square(x):\n    return x * x"
+RESULT_TEST = "grading.check_function(square, (3,), 9, what='square(3)')\nprint('checked')"
+
+
+def graded(answer: str, test: str = RESULT_TEST, *, names=("square",), restricted: bool = False) -> outside.Outcome:
+    """The outcome of the one test cell ``test``. ``restricted=False``: the answer stands for one that got past the
+    restriction (tfperf.autograding.restricted), so that what is tested is the boundary behind it."""
+    exercise = outside.Exercise(
+        "answer", ("t",), (GIVEN, "PLACEHOLDER"), 1, (test,), restricted=restricted, answer_names=names
+    )
+    return outside.grade_exercise(exercise, answer, timeout=30, sandboxed=False)["t"]
+
+
+# ---------------------------------------------------------------- which cells
+
+
+def test_the_names_an_answer_cell_defines_are_its_functions_classes_and_assignments_not_its_imports():
+    source = "import numpy as np\ndef f(x):\n    y = 1\n    return x\nclass K: pass\na, (b, c) = 1, (2, 3)\nd: int = 4"
+    assert judge.answer_names(source) == ("f", "K", "a", "b", "c", "d")
+    assert judge.answer_names("def broken(:") == ()
+
+
+@pytest.mark.parametrize(
+    ("test", "names", "expected"),
+    [
+        (RESULT_TEST, ("square",), True),
+        ("grading.check_same_as(square, slow_square, (2,), what='s')", ("square",), True),
+        ("assert square(2) == 4", ("square",), True),  # a call, its result compared here
+        ("grading.assert_speedup(square, slow_square, exercise='e', make_inputs=f)", ("square",), True),
+        ("grading.assert_traces_at_most(square, 1, [(2,)])", ("square",), True),
+        ("grading.assert_steady_epochs(square, (2,), what='s')", ("square",), False),  # no judge-side form yet
+        ("r = timing.compare(lambda: square(2), lambda: 4)", ("square",), False),  # would time the pipes
+        ("print(square.__name__)", ("square",), False),  # an attribute of the answer's object
+        ("helper(square)", ("square",), False),  # handed to a function of the cell
+        ("grading.check_function(lambda x: square(x), (2,), 4, what='s')", ("square",), True),
+        (RESULT_TEST, (), False),  # no names known: the subject runs it
+        ("def broken(:", ("square",), False),
+    ],
+)
+def test_a_test_cell_is_judged_where_every_check_and_every_use_of_the_answer_has_a_judge_side_form(
+    test, names, expected
+):
+    assert judge.judged(test, names) is expected
+
+
+def test_a_speed_check_is_judged_only_where_the_grading_process_times_it():
+    test = "grading.assert_speedup(square, slow_square, exercise='e', make_inputs=f)"
+    assert judge.judged(test, ("square",), timed_outside=True)
+    assert not judge.judged(test, ("square",), timed_outside=False)
+
+
+# ---------------------------------------------------------------- values as data
+
+
+def test_values_cross_as_data_with_their_types_and_dtypes():
+    value = {
+        "a": np.arange(6, dtype=np.int16).reshape(2, 3),
+        "b": (np.float32(1.5), 2, 2.5, True, None, "text", [np.zeros(0)]),
+        "c": 1 + 2j,
+    }
+    description, arrays = judge.pack(value)
+    back = judge.unpack(description, arrays)
+    assert back["a"].dtype == np.int16 and back["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert type(back["b"][0]) is np.float32 and back["b"][1:6] == (2, 2.5, True, None, "text")
+    assert type(back["b"]) is tuple and type(back["b"][6]) is list and back["c"] == 1 + 2j
+
+
+def test_a_tensor_crosses_as_a_tensor_of_its_dtype():
+    tf = pytest.importorskip("tensorflow")
+    description, arrays = judge.pack((tf.constant([1, 2], tf.int32), tf.Variable(1.5)))
+    back = judge.unpack(description, arrays)
+    assert all(tf.is_tensor(t) for t in back) and back[0].dtype == tf.int32 and float(back[1]) == 1.5
+
+
+class Claims:
+    """What an answer could return: an object that says it holds numbers."""
+
+    def numpy(self):
+        return 1.0
+
+    def __array__(self, dtype=None, copy=None):
+        return np.ones(1)
+
+
+class Sub(np.ndarray):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value", [Claims(), np.ones(2).view(Sub), np.array([object()]), {1: 2}, print, lambda: 1], ids=repr
+)
+def test_what_is_not_data_does_not_cross(value):
+    with pytest.raises(judge.NotData):
+        judge.pack(value)
+
+
+@pytest.mark.parametrize("description", [{"py": [1]}, {"array": 3}, {"exec": "x"}, {"callback": 0}, [1], {}])
+def test_a_description_that_pack_does_not_write_is_refused(description):
+    with pytest.raises(judge.NotData):
+        judge.unpack(description, [np.zeros(1)])
+
+
+# ---------------------------------------------------------------- the judge decides
+
+
+def test_a_right_answer_passes_in_the_judge_with_what_the_check_printed():
+    outcome = graded("def square(x):\n    return x ** 2", restricted=True)
+    assert outcome.passed, outcome.error
+    assert outcome.printed == f"{outside.JUDGED}\nchecked\n"
+
+
+def test_a_wrong_answer_fails_with_the_checks_message():
+    outcome = graded("def square(x):\n    return x + x", restricted=True)
+    assert "square(3) differs from the expected values" in outcome.error["evalue"]
+
+
+def test_an_answer_that_replaces_the_checks_in_its_own_process_changes_nothing_the_judge_runs():
+    """Unrestricted, the answer replaces every check it can reach in its process: run there (no names known, as
+    before the judge), the test cell passes a wrong answer; run in the judge, it fails."""
+    patches = (
+        "from tfperf import grading\nfrom tfperf.grading import results\n"
+        "grading.check_function = results.check_function = lambda *a, **k: None\n"
+        "def square(x):\n    return 0"
+    )
+    assert graded(patches, names=()).passed  # the subject decided
+    outcome = graded(patches)
+    assert not outcome.passed and "differs from the expected values" in outcome.error["evalue"]
+
+
+def test_an_object_that_claims_numbers_is_named_as_what_it_is():
+    outcome = graded("class Claims:\n    def numpy(self):\n        return 9\ndef square(x):\n    return Claims()")
+    assert "square(3) returned a Claims: expected a tensor, an array or a number" in outcome.error["evalue"]
+
+
+def test_what_a_call_prints_is_read_from_the_subjects_own_stream_however_it_writes_it():
+    """Written straight to the file descriptor, past any capture the check could set up in the subject."""
+    test = "grading.assert_prints_at_most(square, (3,), 0, what='square')"
+    quiet = graded("def square(x):\n    return x * x", test)
+    assert quiet.passed, quiet.error
+    loud = graded("import os\ndef square(x):\n    os.write(1, b'noise\\n')\n    return x * x", test)
+    assert "square printed 1 lines (the first: 'noise')" in loud.error["evalue"]
+
+
+def test_a_function_the_check_passes_is_called_back_in_the_judge_on_data():
+    test = (
+        "seen = []\n"
+        "grading.check_function(apply_twice, (lambda v: seen.append(v) or v + 1, 3), 5, what='apply_twice')\n"
+        "assert seen == [3, 4], seen"
+    )
+    outcome = graded("def apply_twice(f, x):\n    return f(f(x))", test, names=("apply_twice",), restricted=True)
+    assert outcome.passed, outcome.error
+
+
+def test_an_answer_that_raises_is_reported_by_its_exceptions_name():
+    outcome = graded("def square(x):\n    raise ValueError('half done')", restricted=True)
+    assert "square(3) raised ValueError: half done" in outcome.error["evalue"]
+
+
+def test_an_answer_that_kills_its_process_fails_the_judged_check():
+    outcome = graded("import os\ndef square(x):\n    os._exit(0)")
+    assert not outcome.passed and outcome.error["ename"] == outside.OUTSIDE, outcome.error
+
+
+# ---------------------------------------------------------------- counted in the subject, decided in the judge
+
+TF_GIVEN = "import tensorflow as tf\nfrom tfperf import grading"
+
+
+def graded_with_tensorflow(answer: str, test: str, names: tuple[str, ...]) -> outside.Outcome:
+    exercise = outside.Exercise("answer", ("t",), (TF_GIVEN, "PLACEHOLDER"), 1, (test,), answer_names=names)
+    assert exercise.in_judge() == ("t",)
+    return outside.grade_exercise(exercise, answer, timeout=60, sandboxed=False)["t"]
+
+
+@pytest.mark.slow
+def test_traces_are_counted_in_the_subject_over_the_calls_the_judge_makes():
+    test = "grading.assert_traces_at_most(double, 1, [(tf.constant([1.0]),), (tf.constant([2.0]),)], what='double')"
+    once = graded_with_tensorflow("@tf.function\ndef double(x):\n    return x * 2", test, ("double",))
+    assert once.passed, once.error
+    test = "grading.assert_traces_at_most(double, 1, [(1.0,), (2.0,)], what='double')"  # Python numbers: a trace each
+    twice = graded_with_tensorflow("@tf.function\ndef double(x):\n    return x * 2", test, ("double",))
+    assert "double was traced 2 times during 2 calls; expected at most 1" in twice.error["evalue"]
+    plain = graded_with_tensorflow("def double(x):\n    return x * 2", test, ("double",))
+    assert "double is not a tf.function" in plain.error["evalue"]
+
+
+@pytest.mark.slow
+def test_host_reads_are_counted_in_the_subject_over_the_judges_call():
+    test = "grading.assert_host_syncs_at_most(total, (tf.constant([1.0, 2.0]),), 0, what='total')"
+    quiet = graded_with_tensorflow("def total(x):\n    return tf.reduce_sum(x)", test, ("total",))
+    assert quiet.passed, quiet.error
+    reads = graded_with_tensorflow("def total(x):\n    return float(tf.reduce_sum(x))", test, ("total",))
+    assert "total made 1 host read (1 by float())" in reads.error["evalue"], reads.error
