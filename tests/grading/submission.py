@@ -31,6 +31,8 @@ class Submission:
     no notebook in it. ``hangs``: an answer that never returns, graded as a student of its own with a
     short cell timeout (its other exercises unanswered, so nothing honest in it runs long).
 
+    ``gap``: see the field.
+
     ``kernel``: an answer aimed at the grading kernel or its sandbox (a hook, a crash, a write, a connection, the
     memory limit), graded with the notebook run in the kernel as for any learner. The other cases are graded
     without a kernel (``GradingExecute.run_kernel = False``): no grade is read from the kernel, so theirs are the
@@ -45,6 +47,9 @@ class Submission:
     without_notebook: bool = False
     hangs: bool = False
     kernel: bool = False
+    #: A hole the grader still has, said in words: ``expected`` is what a fair grader gives, which this case does not
+    #: get yet (its round-trip test is a strict expected failure, which says when the hole is closed).
+    gap: str = ""
 
     @property
     def touched(self) -> set[str]:

@@ -275,10 +275,23 @@ def _unreadable(module_name: str) -> bool:
 
 class _Stream:
     """``sys.stdout`` and ``sys.stderr`` as an answer sees them: text written and flushed, nothing else of the
-    stream (its buffer, its descriptor)."""
+    stream (its buffer, its descriptor). It hashes and compares equal to the stream it stands for, so that
+    ``tf.print(..., output_stream=sys.stdout)`` (which looks the stream up in a dict of ``sys.stdout`` and
+    ``sys.stderr``) prints where the answer asked."""
 
     def __init__(self, name: str):
         self.name = name
+
+    def _stream(self):
+        import sys
+
+        return getattr(sys, self.name)
+
+    def __hash__(self) -> int:
+        return hash(self._stream())
+
+    def __eq__(self, other: object) -> bool:
+        return other is self._stream() or (isinstance(other, _Stream) and other.name == self.name)
 
     def write(self, text: str) -> int:
         import sys

@@ -5,7 +5,9 @@ chose. Where a speed check of the same cell is timed from the grading process (o
 there), the grading process also asks for TensorFlow's own trace count of each checked function
 (``experimental_get_tracing_count``, read only from an object of ``tf.function``'s own class) before the first
 timed call and after the last (:func:`count`), and decides here (:func:`retraced`): a function that the worker's
-checks already traced and that traces again on those fresh inputs fails the test cell.
+checks already traced and that traces again on those fresh inputs fails the test cell, as does one that the timed
+calls did not call as a graph at least once each (an answer that runs its graph only on the checks' own inputs,
+which the given functions make the same on every run, and its Python function on the timed ones).
 """
 
 from __future__ import annotations
@@ -58,13 +60,19 @@ def traces_checks(grade_id: str, source: str) -> list[TracesCheck]:
 
 def count(request: dict, namespace: dict) -> dict:
     """A worker's reply to ``{"do": "traces", "function": ...}``: TensorFlow's own count of the traces of that
-    ``tf.function`` (an object of its own class: a subclass could report another count)."""
+    ``tf.function`` (an object of its own class: a subclass could report another count), and of its calls from eager
+    code (``calls``: the count TensorFlow keeps to warn of frequent retracing, one more per call made outside a graph
+    that did not trace; it only grows while the function does not trace)."""
     from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
     function = eval(str(request["function"]), namespace)
     if type(function) is not polymorphic_function.Function:
         raise TypeError(f"{request['function']} is not a tf.function of TensorFlow's own class")
-    return {"count": int(polymorphic_function.Function.experimental_get_tracing_count(function))}
+    manager = polymorphic_function._frequent_tracing_detector_manager  # noqa: SLF001 (no public count of calls)
+    with manager._lock:  # noqa: SLF001
+        detector = manager._detectors.get(function._key_for_call_stats)  # noqa: SLF001
+        calls = int(detector._call_count) if detector is not None else 0  # noqa: SLF001
+    return {"count": int(polymorphic_function.Function.experimental_get_tracing_count(function)), "calls": calls}
 
 
 # ---------------------------------------------------------------- in the grading process
@@ -82,5 +90,14 @@ def retraced(check: TracesCheck, before: Any, after: Any, calls: int) -> str | N
             f"{check.what} traced {counts[1] - counts[0]} more times during the {calls} calls timed on fresh inputs, "
             f"after the checks had already traced it: every trace runs your Python code again and builds a new "
             f"graph.{reread}"
+        )
+    ran = [reply.get("calls") if isinstance(reply, dict) else None for reply in (before, after)]
+    if not all(isinstance(c, int) for c in ran):
+        return f"the grading process could not read how often {check.what} ran.{reread}"
+    if ran[1] - ran[0] < calls:
+        return (
+            f"{check.what} ran as a graph {ran[1] - ran[0]} times during the {calls} calls timed on fresh inputs; "
+            f"at least once a call is expected: the timed calls must do their work through {check.what}, as the "
+            f"checked calls did.{reread}"
         )
     return None

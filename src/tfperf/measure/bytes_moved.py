@@ -139,7 +139,41 @@ def reading(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[int, str, str 
         module = fn.experimental_get_compiler_ir(*args)(stage="optimized_hlo")
         return hlo_bytes(module), XLA, module
     traced = fn if _is_tf_function(fn) else tf.function(lambda *a: fn(*a), jit_compile=False)
-    return graph_bytes(traced.get_concrete_function(*args).graph), OP_BY_OP, None
+    concrete = traced.get_concrete_function(*args)
+    module = _one_compiled_call(concrete, args)
+    if module is not None:
+        return hlo_bytes(module), XLA, module
+    return graph_bytes(concrete.graph), OP_BY_OP, None
+
+
+def _one_compiled_call(concrete, args: Sequence[Any]) -> str | None:
+    """XLA's optimized HLO module of the function that ``concrete``'s graph only calls, where that graph does nothing
+    but pass its own inputs (no captures) to one function XLA must compile (a ``jit_compile=True`` ``tf.function``
+    called from a plain one): what runs is that module. None otherwise (an XLA function among other ops is counted
+    op by op, as :func:`graph_bytes` reads it: a wrapper that did more would otherwise be read as fused)."""
+    from tensorflow.python.eager import context
+    from tensorflow.python.eager.polymorphic_function import compiler_ir
+
+    graph = concrete.graph
+    ops = [op for op in graph.get_operations() if op.type not in FREE_OPS]
+    if len(ops) != 1 or concrete.captured_inputs or ops[0].type not in ("PartitionedCall", "StatefulPartitionedCall"):
+        return None
+    call, inputs = ops[0], list(graph.inputs)
+    attrs = call.node_def.attr
+    if "_XlaMustCompile" not in attrs or not attrs["_XlaMustCompile"].b or "f" not in attrs:
+        return None
+    flat = [a for a in args if hasattr(a, "dtype") and hasattr(a, "shape")]
+    if len(call.inputs) != len(inputs) or any(t is not p for t, p in zip(call.inputs, inputs)) or len(flat) != len(inputs):
+        return None
+    ir = context.context().get_compiler_ir(
+        device_name=compiler_ir.maybe_get_device_name(None),
+        platform_name=None,
+        function_name=attrs["f"].func.name,
+        flat_args=flat,
+        captured_inputs=[],
+        stage="optimized_hlo",
+    )
+    return ir.decode() if isinstance(ir, bytes) else ir
 
 
 __all__ = ["bytes_moved", "compiled_with_xla", "graph_bytes", "hlo_bytes", "reading"]

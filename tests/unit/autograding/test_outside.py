@@ -658,3 +658,31 @@ def test_a_function_that_traces_again_while_timed_fails_the_check():
     assert not again.passed, again.printed
     assert "square traced" in again.error["evalue"] and "more times during the" in again.error["evalue"], again.error
     assert 'Reread the section "4. Retracing"' in again.error["evalue"]
+
+
+STEP_TEST = (
+    "from tfperf import grading\n"
+    "grading.assert_traces_at_most(step, 1, run=lambda: square(np.ones(8)), runs_at_least=1, what='step')\n"
+    "grading.assert_speedup(square, slow_square, exercise='01_tensors.keep_data_on_device', make_inputs=varied)"
+)
+STEP = "@tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])\ndef step(x):\n    return x * x\n"
+
+
+@pytest.mark.slow
+def test_a_function_run_as_a_graph_only_on_the_checks_inputs_fails_while_timed():
+    """The checks' inputs are the same on every run (the given functions make them from fixed seeds): an answer that
+    calls its graph there and its Python function on the timed calls' fresh inputs traces nothing while timed, and
+    still fails, since the timed calls did not run the graph."""
+    from tfperf.autograding import recheck
+
+    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
+
+    def graded(answer: str) -> outside.Outcome:
+        return graded_beside_the_unfixed_code(TRACES_GIVEN, STEP_TEST, answer, speed_checks=[check], timeout=120)
+
+    honest = graded(STEP + "def square(x):\n    return step(x)")
+    assert honest.passed, honest.error
+    switched = graded(
+        STEP + "def square(x):\n    if x.shape[0] == 8:\n        return step(x)\n    return step.python_function(x)"
+    )
+    assert not switched.passed and "step ran as a graph 0 times during the" in switched.error["evalue"], switched.error
