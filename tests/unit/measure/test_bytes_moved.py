@@ -64,6 +64,15 @@ def test_ops_inside_called_functions_and_loops_are_counted_where_they_run():
     assert wrapped >= direct and looped >= direct
 
 
+def test_a_plain_function_that_only_calls_an_xla_function_is_read_from_its_module_and_one_that_does_more_is_not():
+    x = tf.random.uniform((1000,), 0.5, 1.5)
+    fused = tf.function(chain, jit_compile=True)
+    only, how = bytes_moved.bytes_moved(tf.function(lambda v: fused(v)), (x,))
+    assert (only, how) == (2 * 4 * 1000, "as compiled by XLA")
+    more, how = bytes_moved.bytes_moved(tf.function(lambda v: fused(chain(v))), (x,))  # an unfused chain beside it
+    assert how == "op by op" and more > 8 * only
+
+
 def test_a_tensor_without_a_static_shape_is_refused_with_its_name():
     fn = tf.function(chain, input_signature=[tf.TensorSpec([None], tf.float32)])
     with pytest.raises(ValueError, match="no static shape"):
