@@ -163,7 +163,11 @@ def _one_compiled_call(concrete, args: Sequence[Any]) -> str | None:
     if "_XlaMustCompile" not in attrs or not attrs["_XlaMustCompile"].b or "f" not in attrs:
         return None
     flat = [a for a in args if hasattr(a, "dtype") and hasattr(a, "shape")]
-    if len(call.inputs) != len(inputs) or any(t is not p for t, p in zip(call.inputs, inputs)) or len(flat) != len(inputs):
+    if (
+        len(call.inputs) != len(inputs)
+        or any(t is not p for t, p in zip(call.inputs, inputs))
+        or len(flat) != len(inputs)
+    ):
         return None
     ir = context.context().get_compiler_ir(
         device_name=compiler_ir.maybe_get_device_name(None),
