@@ -33,7 +33,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.autograding.messages import receive, send
+from tfperf.autograding.messages import WorkerStopped, receive, send
 
 #: The checks of ``tfperf.grading`` whose judge-side form takes a :class:`Remote` where the learner's function goes.
 JUDGED_CHECKS = frozenset(
@@ -449,11 +449,23 @@ class Channel:
 
 
 def serve(requests, replies) -> None:
-    """The judge: run the instructor's cells, bind the answer's names to :class:`Remote`, run each test cell it is
-    sent, and report each (what it printed, the error it raised); then ``finished``."""
+    """The judge: for each exercise it is sent (until ``exit`` or the end of its requests), :func:`judge_exercise`.
+    It runs no learner code, so one judge serves one exercise after another, each in a new namespace."""
+    while True:
+        try:
+            header, _ = receive(requests)
+        except WorkerStopped:
+            return
+        if header.get("do") == "exit":
+            return
+        judge_exercise(header, requests, replies)
+
+
+def judge_exercise(header: dict, requests, replies) -> None:
+    """Run the instructor's cells, bind the answer's names to :class:`Remote`, run each test cell it is sent, and
+    report each (what it printed, the error it raised); then ``finished``."""
     from tfperf.autograding.worker import _failure, _run_cell
 
-    header, _ = receive(requests)
     namespace: dict = {"__name__": "__main__"}
     channel = Channel(requests, replies)
     for index, source in enumerate(header["cells"]):

@@ -349,8 +349,8 @@ def grade_exercise(
             return clean[check]
 
         try:
-            if in_judge:  # started now: it runs the instructor's cells while the subject runs its own
-                judged = _Judge(exercise, in_judge)
+            if in_judge:  # sent now: it runs the instructor's cells while the subject runs its own
+                judged = judges.start(exercise, in_judge)
             send(
                 process.stdin,
                 {
@@ -425,7 +425,7 @@ def grade_exercise(
             process.kill()
             process.wait()
             if judged is not None:
-                judged.close()
+                judges.release(judged)
         _forward_record(worker_record, record)
     for grade_id in exercise.tests:
         if grade_id not in outcomes:
@@ -438,10 +438,12 @@ def grade_exercise(
 
 
 class _Judge:
-    """The judge's process (:mod:`tfperf.autograding.judge`): started with the instructor's cells and the test cells
-    it runs, its messages read on a thread; :meth:`run` relays its calls to the subject and gathers its outcomes."""
+    """A judge's process (:mod:`tfperf.autograding.judge`), its messages read on a thread: :meth:`begin` sends it an
+    exercise (the instructor's cells and the test cells it runs), :meth:`run` relays its calls to the subject and
+    gathers its outcomes. It runs no learner code, so once it finished an exercise it may take the next
+    (:class:`_Judges`)."""
 
-    def __init__(self, exercise: Exercise, tests: tuple[str, ...]):
+    def __init__(self):
         from tfperf.grading import RECORD_ENV_VAR
         from tfperf.grading.speed import TIMED_OUTSIDE_ENV_VAR
 
@@ -465,6 +467,10 @@ class _Judge:
                 self.messages.put(err)
 
         threading.Thread(target=read, daemon=True).start()
+        self.finished = False
+
+    def begin(self, exercise: Exercise, tests: tuple[str, ...]) -> None:
+        self.finished = False
         sources = dict(zip(exercise.tests, exercise.test_sources))
         self._send(
             {
@@ -503,7 +509,11 @@ class _Judge:
                     f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error"))
                 )
             elif header.get("finished"):
+                self.finished = True
                 return outcomes
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def _called_back(self, header: dict, arrays: list) -> tuple[dict, list]:
         """The judge's reply to the subject's call of a function the check passed (:func:`judge.callback_stub`)."""
@@ -525,6 +535,44 @@ class _Judge:
     def close(self) -> None:
         self.process.kill()
         self.process.wait()
+
+
+class _Judges:
+    """The judge kept between exercises (and submissions) of a grading run: a judge's start imports TensorFlow (about
+    3 s of a core), and it never runs learner code. One per environment (``TFPERF_``, ``TF_``, ``CUDA_`` variables:
+    another makes a new one); a judge that did not finish its last exercise is stopped, not kept. Stopped at exit."""
+
+    def __init__(self) -> None:
+        self.idle: dict[tuple, _Judge] = {}
+        atexit.register(self.close)
+
+    @staticmethod
+    def _key() -> tuple:
+        return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("TFPERF_", "TF_", "CUDA_"))))
+
+    def start(self, exercise: Exercise, tests: tuple[str, ...]) -> _Judge:
+        kept = self.idle.pop(self._key(), None)
+        if kept is None or not kept.alive():
+            kept = _Judge()
+        kept.begin(exercise, tests)
+        return kept
+
+    def release(self, done: _Judge) -> None:
+        if not (done.finished and done.alive()):
+            done.close()
+            return
+        previous = self.idle.pop(self._key(), None)
+        if previous is not None:
+            previous.close()
+        self.idle[self._key()] = done
+
+    def close(self) -> None:
+        for kept in self.idle.values():
+            kept.close()
+        self.idle.clear()
+
+
+judges = _Judges()
 
 
 #: The first line of a judged test cell's feedback.

@@ -201,3 +201,18 @@ def test_host_reads_are_counted_in_the_subject_over_the_judges_call():
     assert quiet.passed, quiet.error
     reads = graded_with_tensorflow("def total(x):\n    return float(tf.reduce_sum(x))", test, ("total",))
     assert "total made 1 host read (1 by float())" in reads.error["evalue"], reads.error
+
+
+def test_one_judge_serves_one_exercise_after_another_each_in_a_new_namespace():
+    first = graded("def square(x):\n    return x * x", RESULT_TEST + "\nleft_over = 1", restricted=True)
+    (kept,) = outside.judges.idle.values()
+    second = graded("def square(x):\n    return x * x", "assert 'left_over' not in globals()\n" + RESULT_TEST)
+    assert first.passed and second.passed, (first.error, second.error)
+    assert list(outside.judges.idle.values()) == [kept] and kept.alive()
+
+
+def test_a_judge_whose_exercise_did_not_finish_is_not_kept():
+    graded("def square(x):\n    return x * x")
+    (kept,) = outside.judges.idle.values()
+    stopped = graded("import os\ndef square(x):\n    os._exit(0)")
+    assert not stopped.passed and not kept.alive() and not outside.judges.idle
