@@ -26,8 +26,12 @@
   the rest of ``/proc`` beyond what TensorFlow reads.
 - ``restricted``: how a worker runs an answer cell: compiled by RestrictedPython under the course's policy,
   with guarded attribute reads, writes, imports and builtins.
+- ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
+  its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
   instructor's cells, the answer (restricted), the test cells) and reports each test cell's outcome.
+- ``judge``: ``python -m tfperf.autograding.judge``: the process that runs an exercise's test cells where no
+  learner code ever ran, the answer's functions called in the worker; which test cells it runs.
 - ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks
   each exercise's worker from it (cleaned up after every exercise).
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.

@@ -96,40 +96,10 @@ def read(request: dict, namespace: dict) -> dict:
 # ---------------------------------------------------------------- in the grading process
 
 
-class Unbelievable(ValueError):
-    """A worker's reply that does not hold together (a count that its own evidence contradicts)."""
-
-
-def counted(reply: Any, who: str) -> tuple[int, str]:
-    """(bytes, how) from a worker's reply to :func:`read`, counted here from XLA's module where it sent one."""
-    from tfperf.measure import bytes_moved
-
-    if (
-        not isinstance(reply, dict)
-        or not isinstance(reply.get("bytes"), int)
-        or reply.get("how")
-        not in (
-            bytes_moved.XLA,
-            bytes_moved.OP_BY_OP,
-        )
-    ):
-        raise Unbelievable(f"{who} sent a reading this process cannot use.")
-    module = reply.get("module")
-    if reply["how"] == bytes_moved.XLA:
-        if not isinstance(module, str):
-            raise Unbelievable(f"{who} said XLA compiled the function but sent no module.")
-        if bytes_moved.hlo_bytes(module) != reply["bytes"]:
-            raise Unbelievable(
-                f"{who} said the function moves {reply['bytes']} bytes per call; the XLA module it sent moves "
-                f"{bytes_moved.hlo_bytes(module)}."
-            )
-    return reply["bytes"], reply["how"]
-
-
 def decide(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str | None:
     """The failure message of ``check`` from the answer worker's and the unfixed code's worker's replies to
     :func:`read`; None where the answer moves few enough bytes."""
-    from tfperf.grading.traffic import too_many_bytes
+    from tfperf.grading.traffic import Unbelievable, counted, too_many_bytes
 
     reread = f'\nReread the section "{check.section}".' if check.section else ""
     try:

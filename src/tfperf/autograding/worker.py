@@ -121,7 +121,7 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
                 report({"error": _failure(err)})
             continue
         if request.get("do") == "call":  # for the judge: tfperf.autograding.judge
-            from tfperf.autograding.judge import answer_call
+            from tfperf.autograding.judged_calls import answer_call
 
             def ask(message: dict, sent: list) -> tuple[dict, list]:  # a check's function called back
                 report(message, sent)

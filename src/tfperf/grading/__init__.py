@@ -7,6 +7,8 @@ cannot reach the test cell's stderr (which nbgrader would score as a failure).
 
 Modules, bottom to top (each imports only those listed before it):
 
+- ``remote``: the learner's function as the judge holds it (a handle whose calls the answer's process answers),
+  and the values that cross between the two, as data.
 - ``targets`` (+ ``targets.toml``): throughput targets per exercise and device class.
 - ``calls``: runs learner code quietly; ``GradingFailure``.
 - ``guard``: refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,

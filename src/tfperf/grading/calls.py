@@ -120,7 +120,7 @@ def call_capturing(
     except GradingFailure:
         raise
     except Exception as err:  # the learner's bug, reported as a failure of this check
-        from tfperf.autograding.judge import ReturnedNotData
+        from tfperf.grading.remote import ReturnedNotData
 
         if isinstance(err, ReturnedNotData):  # in the judge
             raise GradingFailure(f"{who} returned {err}.{reread(section)}") from None

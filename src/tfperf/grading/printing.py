@@ -20,7 +20,7 @@ def assert_prints_at_most(
     ``print`` and ``tf.print`` both count; Python warnings and TensorFlow's own log noise
     do not. Returns what ``fn`` returned.
     """
-    from tfperf.autograding.judge import Remote
+    from tfperf.grading.remote import Remote
 
     if isinstance(fn, Remote):  # in the judge: the lines read from the answer's process's own output stream
         result = call(fn, args, who=what, section=section)
@@ -57,7 +57,7 @@ def assert_prints_each_call(
     """
     if len(calls) != len(patterns):
         raise ValueError("calls and patterns must have the same length")
-    from tfperf.autograding.judge import Remote
+    from tfperf.grading.remote import Remote
 
     printed = []
     for i, (args, pattern) in enumerate(zip(calls, patterns)):

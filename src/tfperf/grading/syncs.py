@@ -12,7 +12,7 @@ from tfperf.measure import host_syncs
 
 def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, section: str | None):
     """Call learner code quietly inside a host-sync counting block; return its result and the counts."""
-    from tfperf.autograding.judge import Remote, SeenSyncs
+    from tfperf.grading.remote import Remote, SeenSyncs
 
     if isinstance(fn, Remote):  # in the judge: counted in the answer's process over the call
         with fn.counted(("host_syncs",)) as seen:

@@ -29,7 +29,7 @@ def _require_tf_function(fn: Any, what: str, section: str | None) -> None:
 @guard.checked
 def tracing_count(fn: Any, *, what: str = "Your function", section: str | None = None) -> int:
     """How many times the ``tf.function`` ``fn`` has traced; fail if it is not a ``tf.function``."""
-    from tfperf.autograding.judge import AnswerRaised, Remote
+    from tfperf.grading.remote import AnswerRaised, Remote
 
     if isinstance(fn, Remote):  # in the judge: TensorFlow's own count, read in the answer's process
         try:
@@ -75,7 +75,7 @@ def assert_traces_at_most(
     (TensorFlow's own count): tracing it ahead for every argument it may get is not tracing once. Returns the
     number of traces.
     """
-    from tfperf.autograding.judge import Remote
+    from tfperf.grading.remote import Remote
 
     if isinstance(fn, Remote):  # in the judge: counted in the answer's process, over the calls made from here
         tracing_count(fn, what=what, section=section)  # a tf.function of TensorFlow's own class

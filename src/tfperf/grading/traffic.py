@@ -27,15 +27,13 @@ def assert_moves_fewer_bytes(
     """Fail unless ``fn(*args)`` moves at most ``at_most`` times the bytes ``reference(*args)`` moves per call,
     each read from what TensorFlow runs (XLA's compiled module for a ``jit_compile=True`` function, the
     graph op by op otherwise). Returns both byte counts."""
-    from tfperf.autograding.judge import Remote
+    from tfperf.grading.remote import Remote
 
     try:
         if isinstance(fn, Remote):  # in the judge: read in the answer's process, counted here from XLA's module
-            from tfperf.autograding import moved
-
             try:
-                mine, how = moved.counted(fn.probe("bytes", tuple(args)), "The answer's process")
-            except moved.Unbelievable as err:
+                mine, how = counted(fn.probe("bytes", tuple(args)), "The answer's process")
+            except Unbelievable as err:
                 raise GradingFailure(f"{err}{reread(section)}") from None
         else:
             mine, how = bytes_moved.bytes_moved(fn, tuple(args))
@@ -62,3 +60,33 @@ def too_many_bytes(mine: int, how: str, theirs: int, their_how: str, *, at_most:
         f"({their_how}): at most {at_most:.2g} times that is expected. Each op that runs on its own reads its "
         f"inputs from memory and writes its result back; a fused kernel does that once."
     )
+
+
+class Unbelievable(ValueError):
+    """A worker's reply that does not hold together (a count that its own evidence contradicts)."""
+
+
+def counted(reply: Any, who: str) -> tuple[int, str]:
+    """(bytes, how) from a worker's reply to :func:`read`, counted here from XLA's module where it sent one."""
+    from tfperf.measure import bytes_moved
+
+    if (
+        not isinstance(reply, dict)
+        or not isinstance(reply.get("bytes"), int)
+        or reply.get("how")
+        not in (
+            bytes_moved.XLA,
+            bytes_moved.OP_BY_OP,
+        )
+    ):
+        raise Unbelievable(f"{who} sent a reading this process cannot use.")
+    module = reply.get("module")
+    if reply["how"] == bytes_moved.XLA:
+        if not isinstance(module, str):
+            raise Unbelievable(f"{who} said XLA compiled the function but sent no module.")
+        if bytes_moved.hlo_bytes(module) != reply["bytes"]:
+            raise Unbelievable(
+                f"{who} said the function moves {reply['bytes']} bytes per call; the XLA module it sent moves "
+                f"{bytes_moved.hlo_bytes(module)}."
+            )
+    return reply["bytes"], reply["how"]

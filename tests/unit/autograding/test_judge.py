@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tfperf.autograding import judge, outside
+from tfperf.grading import remote
 
 GIVEN = "from tfperf import grading\ndef slow_square(x):\n    return x * x"
 RESULT_TEST = "grading.check_function(square, (3,), 9, what='square(3)')\nprint('checked')"
@@ -68,8 +69,8 @@ def test_values_cross_as_data_with_their_types_and_dtypes():
         "b": (np.float32(1.5), 2, 2.5, True, None, "text", [np.zeros(0)]),
         "c": 1 + 2j,
     }
-    description, arrays = judge.pack(value)
-    back = judge.unpack(description, arrays)
+    description, arrays = remote.pack(value)
+    back = remote.unpack(description, arrays)
     assert back["a"].dtype == np.int16 and back["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert type(back["b"][0]) is np.float32 and back["b"][1:6] == (2, 2.5, True, None, "text")
     assert type(back["b"]) is tuple and type(back["b"][6]) is list and back["c"] == 1 + 2j
@@ -77,8 +78,8 @@ def test_values_cross_as_data_with_their_types_and_dtypes():
 
 def test_a_tensor_crosses_as_a_tensor_of_its_dtype():
     tf = pytest.importorskip("tensorflow")
-    description, arrays = judge.pack((tf.constant([1, 2], tf.int32), tf.Variable(1.5)))
-    back = judge.unpack(description, arrays)
+    description, arrays = remote.pack((tf.constant([1, 2], tf.int32), tf.Variable(1.5)))
+    back = remote.unpack(description, arrays)
     assert all(tf.is_tensor(t) for t in back) and back[0].dtype == tf.int32 and float(back[1]) == 1.5
 
 
@@ -100,14 +101,14 @@ class Sub(np.ndarray):
     "value", [Claims(), np.ones(2).view(Sub), np.array([object()]), {1: 2}, print, lambda: 1], ids=repr
 )
 def test_what_is_not_data_does_not_cross(value):
-    with pytest.raises(judge.NotData):
-        judge.pack(value)
+    with pytest.raises(remote.NotData):
+        remote.pack(value)
 
 
 @pytest.mark.parametrize("description", [{"py": [1]}, {"array": 3}, {"exec": "x"}, {"callback": 0}, [1], {}])
 def test_a_description_that_pack_does_not_write_is_refused(description):
-    with pytest.raises(judge.NotData):
-        judge.unpack(description, [np.zeros(1)])
+    with pytest.raises(remote.NotData):
+        remote.unpack(description, [np.zeros(1)])
 
 
 # ---------------------------------------------------------------- the judge decides

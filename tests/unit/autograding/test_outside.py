@@ -579,7 +579,7 @@ def test_bytes_checks_are_read_from_the_top_level_of_a_test_cell():
 
 
 def test_a_module_that_says_other_bytes_than_the_worker_is_not_believed():
-    from tfperf.autograding import moved
+    from tfperf.grading import traffic as moved
     from tfperf.measure import bytes_moved
 
     module = (

@@ -1,0 +1,142 @@
+"""A worker's side of the judge's calls (:mod:`tfperf.autograding.judge`): the answer's function called on the
+judge's arguments, its result sent back as data; the functions the check passed, called back in the judge; the
+library's counters run over the judge's calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from tfperf.grading.remote import NotData, pack, unpack
+
+
+class CallbackFailed(RuntimeError):
+    """A function the check passed to the answer raised in the judge (the answer's call of it fails)."""
+
+
+def callback_stub(index: int, ask: Callable[[dict, list], tuple[dict, list]]) -> Callable:
+    """In the subject, the function the check passed as argument ``index``: calling it sends its arguments (as data)
+    to the judge, which runs the check's function (:meth:`Channel.ask`), and returns its result (as data). ``ask``
+    sends one message and returns the reply."""
+
+    def called_back(*args: Any) -> Any:
+        from tfperf.measure import host_syncs
+
+        with host_syncs.uncounted():  # what the answer passes is its own to read: the crossing is not
+            description, arrays = pack(tuple(args))
+        header, arrays = ask({"callback": index, "args": description}, arrays)
+        if "called_back" not in header:
+            raise CallbackFailed(str(header.get("callback_error", "the check's function failed")))
+        with host_syncs.uncounted():
+            return unpack(header["called_back"], arrays)
+
+    return called_back
+
+
+def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple[dict, list]:
+    """The subject's reply to ``{"do": "call", "function": name, "args": ..., "probe": ...}``: the answer's function
+    ``name`` (a name its cells bound: looked up, never evaluated) called on the arguments sent, its result as data;
+    with ``probe`` ``"bytes"`` the bytes it moves (:func:`tfperf.autograding.moved.read`), ``"traces"`` its trace
+    count (:func:`tfperf.autograding.traced.count`). A call with a ``witness`` token runs between that token's
+    markers, nothing captured: the grading process reads what it prints. ``ask`` (one message out, its reply back)
+    carries the calls of the check's functions passed as arguments (:func:`callback_stub`)."""
+    from tfperf.autograding.printed import witnessed_call
+    from tfperf.measure import host_syncs
+    from tfperf.runtime import logs
+
+    probe = request.get("probe")
+    if probe == "count_start":
+        return counting_started(tuple(request.get("kinds") or ())), []
+    if probe == "count_stop":
+        return counting_stopped(tuple(str(n) for n in request.get("names") or ()), namespace), []
+    name = str(request.get("function"))
+    if name not in namespace:
+        raise NameError(f"name {name!r} is not defined")
+    function = namespace[name]
+    stub = None if ask is None else (lambda index: callback_stub(index, ask))
+    with host_syncs.uncounted():  # the judge's values made tensors here: not the answer's uploads
+        args = tuple(unpack(request.get("args"), arrays, stub)) if request.get("args") is not None else ()
+    if probe in ("bytes", "traces"):
+        from tfperf.autograding import moved, traced
+
+        reader = moved.read if probe == "bytes" else traced.count
+        return reader({"function": "f", "args": "a"}, {"f": function, "a": args}), []
+    if request.get("witness"):
+        result = witnessed_call(str(request["witness"]), lambda: function(*args))
+    else:
+        with logs.captured_output():
+            result = function(*args)
+    try:
+        with host_syncs.uncounted():  # read to be sent: not the answer's reads
+            description, packed = pack(result)
+    except NotData as err:
+        return {"not_data": str(err)}, []
+    return {"result": description}, packed
+
+
+#: The subject's counters while the judge counts (:func:`counting_started` to :func:`counting_stopped`).
+_COUNTING: dict = {}
+
+
+def counting_started(kinds: tuple) -> dict:
+    """Start counting ``kinds`` (of :data:`tfperf.grading.remote.COUNTED`) in this thread, over every call until :func:`counting_stopped`:
+    the library's counters, installed by the worker, out of the restricted answer's reach."""
+    from tfperf.measure import host_syncs, op_counts, traces
+
+    if "stack" in _COUNTING:
+        _COUNTING.pop("stack").close()
+    stack = contextlib.ExitStack()
+    counters: dict = {}
+    if "host_syncs" in kinds:
+        counters["host_syncs"] = stack.enter_context(host_syncs.counting())
+    if "traces" in kinds:
+        counters["traces"] = stack.enter_context(traces.counting())
+        counters["ops"] = stack.enter_context(op_counts.counting())
+    _COUNTING.update(stack=stack, counters=counters)
+    return {"counting": sorted(counters)}
+
+
+def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
+    """Stop counting: what was counted since :func:`counting_started`, as data (each of ``names``'s traces, the runs
+    of its graphs and TensorFlow's own trace count, where it is a ``tf.function`` of TensorFlow's own class), and the
+    counters that were undone meanwhile (``tampered``)."""
+    from tfperf.measure import host_syncs, op_counts, traces
+
+    counters = _COUNTING.pop("counters", {})
+    tampered: list[str] = []
+    if "host_syncs" in counters:
+        tampered += host_syncs.tampered()
+    if "traces" in counters:
+        tampered += traces.tampered()
+        tampered += [] if op_counts.still_counting(counters["ops"]) else ["TensorFlow's op callbacks"]
+    if "stack" in _COUNTING:
+        _COUNTING.pop("stack").close()
+    seen: dict = {"tampered": tampered}
+    if "host_syncs" in counters:
+        syncs = counters["host_syncs"]
+        seen["host_syncs"] = {
+            "reads": syncs.count,
+            "reads_described": syncs.describe(),
+            "uploads": syncs.uploads,
+            "uploads_described": syncs.describe_uploads(),
+        }
+    if "traces" in counters:
+        from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+        from tfperf.grading.tracing import _graph_names
+
+        functions = {}
+        for name in names:
+            function = namespace.get(name)
+            if type(function) is not polymorphic_function.Function:
+                functions[name] = {"kind": type(function).__name__}
+                continue
+            functions[name] = {
+                "traced": counters["traces"].of(function),
+                "runs": counters["ops"].runs_of(_graph_names(function)),
+                "in_all": int(polymorphic_function.Function.experimental_get_tracing_count(function)),
+            }
+        seen["functions"] = functions
+    return seen
