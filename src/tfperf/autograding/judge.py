@@ -55,8 +55,9 @@ JUDGED_CHECKS = frozenset(
 )
 #: What the judge may ask the subject besides a call: a function's bytes and trace count, and counting over calls.
 PROBES = ("bytes", "traces", "count_start", "count_stop")
-#: Names a judged cell may not use: the course's timer would time the pipes between the processes.
-UNJUDGED_NAMES = frozenset({"timing"})
+#: Names a judged cell may not use: a clock read in the judge would time the pipes between the processes (the
+#: course's ``timing``, Python's ``time`` and ``timeit``).
+UNJUDGED_NAMES = frozenset({"timing", "time", "timeit"})
 #: Characters of a test cell's printed output kept for the feedback (as the subject keeps them).
 PRINTED_LIMIT = 4000
 

@@ -41,6 +41,7 @@ def test_the_names_an_answer_cell_defines_are_its_functions_classes_and_assignme
         ("grading.assert_traces_at_most(square, 1, [(2,)])", ("square",), True),
         ("grading.assert_steady_epochs(square, (2,), what='s')", ("square",), False),  # no judge-side form yet
         ("r = timing.compare(lambda: square(2), lambda: 4)", ("square",), False),  # would time the pipes
+        ("t = time.perf_counter(); square(2); assert time.perf_counter() - t < 1", ("square",), False),
         ("print(square.__name__)", ("square",), False),  # an attribute of the answer's object
         ("helper(square)", ("square",), False),  # handed to a function of the cell
         ("grading.check_function(lambda x: square(x), (2,), 4, what='s')", ("square",), True),
