@@ -437,6 +437,22 @@ def grade_exercise(
     return outcomes
 
 
+def _messages_of(stream) -> queue.Queue:
+    """The messages a process writes to ``stream``, read on a thread of their own as they come; the reason the
+    stream ended (``WorkerStopped`` or ``OSError``) is the last."""
+    messages: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        try:
+            while True:
+                messages.put(receive(stream))
+        except (WorkerStopped, OSError) as err:
+            messages.put(err)
+
+    threading.Thread(target=read, daemon=True).start()
+    return messages
+
+
 class _Judge:
     """A judge's process (:mod:`tfperf.autograding.judge`), its messages read on a thread: :meth:`begin` sends it an
     exercise (the instructor's cells and the test cells it runs), :meth:`run` relays its calls to the subject and
@@ -457,16 +473,7 @@ class _Judge:
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        self.messages: queue.Queue = queue.Queue()
-
-        def read() -> None:
-            try:
-                while True:
-                    self.messages.put(receive(self.process.stdout))
-            except (WorkerStopped, OSError) as err:
-                self.messages.put(err)
-
-        threading.Thread(target=read, daemon=True).start()
+        self.messages = _messages_of(self.process.stdout)
         self.finished = False
 
     def begin(self, exercise: Exercise, tests: tuple[str, ...]) -> None:
@@ -633,21 +640,12 @@ class _Replies:
 
     def __init__(self, process: subprocess.Popen, key: str, timeout: float):
         self.process, self.key, self.timeout = process, key, timeout
-        self.messages: queue.Queue = queue.Queue()
         self.output = printed.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
-
-        def read() -> None:
-            try:
-                while True:
-                    self.messages.put(receive(process.stdout))
-            except (WorkerStopped, OSError) as err:
-                self.messages.put(err)
-
-        threading.Thread(target=read, daemon=True).start()
+        self.messages = _messages_of(process.stdout)
 
     def next(self, wait: float | None = None) -> tuple[dict, list]:
         try:
