@@ -600,7 +600,9 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
         send(subject.process.stdin, request, arrays)
     except OSError:
         raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-    header, result = subject.next()
+    # the first call also imports the worker's side of the calls (and TensorFlow, where its fork server did not)
+    header, result = subject.next(None if subject.relayed else START_SECONDS + subject.timeout)
+    subject.relayed += 1
     while "callback" in header:
         try:
             send(subject.process.stdin, *called_back(header, result))
@@ -645,6 +647,7 @@ class _Replies:
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
+        self.relayed = 0  # the judge's calls relayed to it (``_relay``)
         self.messages = _messages_of(process.stdout)
 
     def next(self, wait: float | None = None) -> tuple[dict, list]:

@@ -218,3 +218,18 @@ def test_a_judge_whose_exercise_did_not_finish_is_not_kept():
     (kept,) = outside.judges.idle.values()
     stopped = graded("import os\ndef square(x):\n    os._exit(0)")
     assert not stopped.passed and not kept.alive() and not outside.judges.idle
+
+
+def test_a_witnessed_call_of_plain_python_imports_no_tensorflow():
+    """The subject waits for the device after a witnessed call only where TensorFlow was imported: importing it there
+    (seconds of a core) once made a toy course's first judged call go past its 5 s limit under load."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\nfrom tfperf.autograding.printed import witnessed_call\n"
+        "assert witnessed_call('token', lambda: 3) == 3\nprint('tensorflow' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -685,4 +686,6 @@ def test_a_function_run_as_a_graph_only_on_the_checks_inputs_fails_while_timed()
     switched = graded(
         STEP + "def square(x):\n    if x.shape[0] == 8:\n        return step(x)\n    return step.python_function(x)"
     )
-    assert not switched.passed and "step ran as a graph 0 times during the" in switched.error["evalue"], switched.error
+    ran = re.search(r"step ran as a graph (\d+) times during the (\d+) calls", switched.error["evalue"])
+    # the timed inputs are drawn at random: a few may have the checks' shape, and run the graph
+    assert not switched.passed and ran and int(ran[1]) < int(ran[2]), switched.error

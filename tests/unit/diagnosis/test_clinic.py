@@ -55,6 +55,7 @@ def test_the_clinic_holds_twenty_problems_and_five_clean_scripts():
     assert all(re.search(r"Stack Overflow \d+|the course's chapter", s.read_text()) for s in problems)
 
 
+@pytest.mark.alone  # another process's load makes a pipeline wait: batch_size_one named input-bound under it
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
 def test_the_diagnosis_of_a_clinic_script(script, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no device card: its costs measured here
@@ -73,6 +74,7 @@ def test_the_diagnosis_of_a_clinic_script(script, tmp_path, monkeypatch, capsys)
     assert set(problems) <= set(label), f"named but not a cause here:\n{found.report(everything=True)}"
 
 
+@pytest.mark.alone  # in the process that diagnosed the scripts
 def test_write_the_clinics_precision_and_recall():
     """Per finding code, over the scripts diagnosed above: what the report names (its problems, and the causes found
     that cost nothing without a device) against what was expected."""

@@ -9,7 +9,7 @@ import pytest
 from tfperf.measure import ceilings
 
 tf = pytest.importorskip("tensorflow")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # a card measured under load is lower than the steps
 
 
 @pytest.fixture(scope="module")
