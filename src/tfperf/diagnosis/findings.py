@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND, InputWait
+from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND, CpuUse, InputWait
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,8 @@ class Counts:
     #: the measured steps' own time with the counters on, where ``seconds`` is that of as many steps timed after
     #: them without the counters (a script's run): the counters' own cost is the difference
     counted_seconds: float | None = None
+    #: how Keras's fit was fed: its data adapters' class names, by how often (:class:`tfperf.diagnosis.steps.StepClock`)
+    keras_inputs: dict[str, int] = field(default_factory=dict)
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
@@ -223,8 +225,26 @@ OVERHEAD_BOUND = 2.0
 EAGER_OPS_PER_STEP = 10
 #: A cause that costs less than this share of a step is not worth fixing here: within the noise of one run.
 NOISE_FLOOR = 0.05
+#: Why waiting for batches that Keras slices from in-memory arrays is not an input pipeline to fix.
+KERAS_SLICES = (
+    "these batches are sliced by Keras from the arrays given to fit, in a tf.data pipeline of its own (already "
+    "parallel and prefetched): no stage of the script's to fix; much of what a batch costs there is the same for "
+    "every batch, so a larger batch makes its share of a step smaller"
+)
 #: Memory growth that names ``memory-growth``: live eager tensors a step, or resident bytes a step.
 TENSORS_PER_STEP, RESIDENT_BYTES_PER_STEP = 1.0, 1 << 20
+
+
+def _contended(cpu: CpuUse | None) -> str:
+    """Why a wait measured while other processes filled the cores does not say the pipeline is too slow ("" where
+    they did not, or the machine's CPU could not be read)."""
+    if cpu is None or not cpu.contended:
+        return ""
+    return (
+        f"other processes kept {cpu.others:.1f} of the machine's {cpu.cores} cores busy while the steps "
+        f"ran ({cpu.busy:.1f} busy in all): the pipeline's threads may have waited for a core, not for their "
+        "own work; diagnose again with nothing else running"
+    )
 
 
 def _by_kind(counted: dict[str, int]) -> str:
@@ -403,6 +423,8 @@ def decide(counts: Counts) -> list[Finding]:
             )
         )
     wait = counts.input_wait
+    # every batch sliced by Keras from the arrays given to fit: a pipeline of Keras's, not the script's
+    keras_slices = bool(counts.keras_inputs) and set(counts.keras_inputs) == {"ArrayDataAdapter"}
     if wait is not None and wait.share >= HIGHLY_INPUT_BOUND:
         slowest = wait.slowest_stage()
         stage = f"; the slowest stage: {slowest[0]}, {slowest[1] * 1e3:.1f} ms of its own" if slowest else ""
@@ -422,8 +444,9 @@ def decide(counts: Counts) -> list[Finding]:
                 f"the profiled steps waited for their input {wait.share:.0%} of their {wait.step_seconds * 1e3:.0f} ms "
                 f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms, read by "
                 f"the TensorFlow Profiler; XProf calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
-                + ("" if wait.prefetches() else "; no pipeline prefetches"),
+                + ("" if wait.prefetches() or keras_slices else "; no pipeline prefetches"),
                 share=wait.share,
+                note=KERAS_SLICES if keras_slices else _contended(wait.cpu),
             )
         )
     if per_step(counts.printed_lines) >= 1:
@@ -455,7 +478,9 @@ def decide(counts: Counts) -> list[Finding]:
             )
         )
     for finding in found:
-        if finding.share is not None and finding.share < NOISE_FLOOR:
+        if finding.code == "input-bound" and finding.note:  # Keras's slices, or a machine other processes filled
+            finding.worth = False
+        elif finding.share is not None and finding.share < NOISE_FLOOR:
             finding.worth = False
         elif finding.share is None and finding.note:
             finding.worth = False

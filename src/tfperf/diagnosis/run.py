@@ -134,7 +134,13 @@ class Diagnosis:
             elif wait is not None:
                 lines.append(
                     f"The TensorFlow Profiler's input-pipeline analysis of {c.profiled_steps} more steps: they waited "
-                    f"for their input {wait.share:.0%} of the time ({wait.calls} batches from tf.data)."
+                    f"for their input {wait.share:.0%} of the time ({wait.calls} batches from tf.data)"
+                    + (
+                        f"; over the diagnosed steps the machine's {wait.cpu.cores} cores were {wait.cpu.busy:.1f} busy, "
+                        f"{wait.cpu.others:.1f} of them by other processes."
+                        if wait.cpu is not None
+                        else "."
+                    )
                 )
                 if "POTENTIALLY" in wait.conclusion and wait.share < profile_analysis.HIGHLY_INPUT_BOUND:
                     lines.append(
@@ -383,6 +389,7 @@ def diagnose(
             with logs.captured_output():
                 train(warmup)
         measurement = Measurement(whole_run)
+        cpu_from = profile_analysis.cpu_counters()  # the machine's CPU over the run: seconds, not a short capture
         measurement.start()
         try:
             train(steps)
@@ -395,7 +402,7 @@ def diagnose(
             written, seconds = profile_analysis.capture(lambda: train(profile_steps), profile_dir)
         profile, counts.profiled_steps = str(written), profile_steps
         try:
-            counts.input_wait = profile_analysis.input_wait(written, seconds)
+            counts.input_wait = profile_analysis.input_wait(written, seconds, profile_analysis.cpu_use_since(cpu_from))
         except profile_analysis.ProfilerAnalysisUnavailable as err:
             note = str(err)
     return Diagnosis(decide(counts), logs.quietly(device.detect).summary(), warmup, counts, profile, note)

@@ -57,6 +57,10 @@ class _Session:
         self.profiled = 0
         self.profiled_calls = 0
         self.captured: tuple[Path, float] | None = None
+        #: the machine's CPU from the measured steps to the end of the profiled ones: seconds, where the capture alone
+        #: would be too short for /proc/stat's clock ticks
+        self.cpu: profile_analysis.CpuUse | None = None
+        self.cpu_from: tuple[float, float, float] | None = None
         self.clock: StepClock | None = None
         #: the uncounted steps after the measured ones: (steps, seconds, seconds inside the steps' calls)
         self.timed: tuple[int, float, float] | None = None
@@ -68,6 +72,7 @@ class _Session:
             self.phase, self.from_step = "measured", self.seen
             self.measurement = Measurement(self.clock.traces, namespace=self.namespace)
             self.inside_from = self.clock.inside_seconds
+            self.cpu_from = profile_analysis.cpu_counters()
             self.measurement.start()
         elif self.phase == "measured" and self.seen - self.from_step < self.steps:
             if not self.marked and self.seen - self.from_step >= self.steps / 2:
@@ -112,6 +117,7 @@ class _Session:
 
     def _end_capture(self) -> None:
         self.captured = self.capture.stop()
+        self.cpu = profile_analysis.cpu_use_since(self.cpu_from)
         self.profiled = self.seen - self.from_step
         self.capture = None
         self.phase = "done"
@@ -229,6 +235,7 @@ def diagnose_script(
             counts.counted_seconds = counts.seconds
             counts.seconds = timed_seconds * counts.steps / timed_steps
             inside = timed_inside * counts.steps / timed_steps
+        counts.keras_inputs = dict(clock.keras_inputs)
         if device.device_class() == "cpu" and inside > 0:  # a GPU's call returns before its work is done
             counts.inside_seconds = inside
         notes = []
@@ -239,7 +246,7 @@ def diagnose_script(
             written, seconds = session.captured
             profile, counts.profiled_steps = str(written), session.profiled
             try:
-                counts.input_wait = profile_analysis.input_wait(written, seconds)
+                counts.input_wait = profile_analysis.input_wait(written, seconds, session.cpu)
             except profile_analysis.ProfilerAnalysisUnavailable as err:
                 note = str(err)
         elif input_wait:

@@ -38,6 +38,9 @@ class StepClock:
         #: seconds spent inside the steps' own calls (Keras's train function, the step's tf.function), so far: what
         #: is left of a step's time is the loop's around it (on a GPU a call can return before its work is done)
         self.inside_seconds = 0.0
+        #: how Keras fed its steps: the class of each data adapter its fit chose (``ArrayDataAdapter``: batches it slices
+        #: from in-memory arrays; ``TFDatasetAdapter``: the script's own tf.data pipeline), by how often
+        self.keras_inputs: dict[str, int] = {}
         self._begins: dict[int, tuple[int, float]] = {}
         self._traces: traces.Traces | None = None
 
@@ -128,6 +131,17 @@ def _function_call(original):
     return __call__
 
 
+def _data_adapter(original):
+    def get_data_adapter(*args, **kwargs):
+        adapter = original(*args, **kwargs)
+        for clock in _clocks():
+            name = type(adapter).__name__
+            clock.keras_inputs[name] = clock.keras_inputs.get(name, 0) + 1
+        return adapter
+
+    return get_data_adapter
+
+
 def _optimizer_apply(original):
     def apply(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
@@ -150,8 +164,10 @@ def _install(patches: Patches[StepClock]) -> None:
         from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
         from keras.src.callbacks.callback_list import CallbackList
         from keras.src.optimizers.base_optimizer import BaseOptimizer
+        from keras.src.trainers import data_adapters
     except ImportError:  # no Keras 3: tf.functions only
         return
+    patches.replace(data_adapters, "get_data_adapter", _data_adapter)  # looked up there by each fit
     patches.replace(CallbackList, "on_train_batch_begin", _keras_batch_begin)
     patches.replace(CallbackList, "on_train_batch_end", _keras_batch_end)
     patches.replace(TensorFlowTrainer, "train_on_batch", _keras_train_on_batch)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,54 @@ class ProfilerAnalysisUnavailable(RuntimeError):
 
 
 @dataclass
+class CpuUse:
+    """The machine's CPU time over a span, and the part of it that other processes used: where the cores were
+    full and others held some, the pipeline's threads may have waited for a core rather than for their own work."""
+
+    cores: int  #: the machine's cores (every one /proc/stat counts)
+    busy: float  #: cores' worth busy over the span, every process (/proc/stat)
+    others: float  #: cores' worth that other processes used (``busy`` less this process's user and system time)
+
+    @property
+    def contended(self) -> bool:
+        """The cores nearly full (:data:`FULL`) and others holding at least :data:`ELSEWHERE` of a core's worth."""
+        return self.busy >= FULL * self.cores and self.others >= ELSEWHERE
+
+
+#: The share of the machine's cores busy from which a span counts as full, and the cores' worth of other processes'
+#: time from which they count as competing (the tool's choices: a busy shell or editor stays under both).
+FULL, ELSEWHERE = 0.9, 0.5
+
+
+def cpu_counters() -> tuple[float, float, float] | None:
+    """Now: the machine's busy CPU seconds (/proc/stat's first line less idle and iowait), this process's user and
+    system seconds, and the wall clock; None where /proc/stat cannot be read (not Linux). Both CPU counts advance in
+    clock ticks (10 ms where ``USER_HZ`` is 100): a span of seconds reads them to a few percent, one of a tenth of a
+    second does not."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    own = os.times()
+    return (
+        (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK"),
+        own.user + own.system,
+        timing.now(),
+    )
+
+
+def cpu_use_since(start: tuple[float, float, float] | None) -> CpuUse | None:
+    """The :class:`CpuUse` from ``start`` (what :func:`cpu_counters` returned then) to now."""
+    end = cpu_counters()
+    if start is None or end is None or end[2] <= start[2]:
+        return None
+    wall = end[2] - start[2]
+    busy = (end[0] - start[0]) / wall
+    return CpuUse(cores=os.cpu_count() or 1, busy=busy, others=max(0.0, busy - (end[1] - start[1]) / wall))
+
+
+@dataclass
 class InputWait:
     """How long a profiled step waited for its input, from XProf's input-pipeline analyzer."""
 
@@ -65,6 +114,7 @@ class InputWait:
     calls: int  #: batches taken from tf.data pipelines (calls of ``Iterator::Root``)
     conclusion: str = ""  #: XProf's own sentence about the input, where its step-time breakdown found the step
     stages: dict[str, float] = field(default_factory=dict)  #: each iterator's self time in seconds, by its name
+    cpu: CpuUse | None = None  #: the machine's CPU over the diagnosed run, where it could be read
 
     @property
     def share(self) -> float:
@@ -166,11 +216,12 @@ def step_summary(tables: list[dict]) -> dict[str, str]:
     return dict(summary) if float(summary.get("steptime_ms_average", 0) or 0) > 0 else {}
 
 
-def input_wait(capture: str | Path, wall_seconds: float) -> InputWait:
+def input_wait(capture: str | Path, wall_seconds: float, cpu: CpuUse | None = None) -> InputWait:
     """The input wait of a capture whose marked step took ``wall_seconds`` (:func:`capture` returns both), read
     from XProf's input-pipeline analyzer: the inclusive time of tf.data's ``Iterator::Root``, where the training
     waits for each batch. XProf's own step-time breakdown would give the same where it finds the step, but it
-    finds none in Keras's ``fit`` even when the step is marked (tested), so the wall time is the one measured here."""
+    finds none in Keras's ``fit`` even when the step is marked (tested), so the wall time is the one measured here.
+    ``cpu``: the machine's CPU over the run the capture ended (:func:`cpu_use_since`), kept with the wait."""
     tables = tool_data(capture, "input_pipeline_analyzer")
     ops = _table_with(tables, "opName")
     stages: dict[str, float] = {}
@@ -182,4 +233,6 @@ def input_wait(capture: str | Path, wall_seconds: float) -> InputWait:
             seconds += float(op["timeInMs"]) / 1e3
             calls += int(op["count"])
     conclusion = step_summary(tables).get("input_conclusion", "")
-    return InputWait(seconds=seconds, step_seconds=wall_seconds, calls=calls, conclusion=conclusion, stages=stages)
+    return InputWait(
+        seconds=seconds, step_seconds=wall_seconds, calls=calls, conclusion=conclusion, stages=stages, cpu=cpu
+    )

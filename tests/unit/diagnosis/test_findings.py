@@ -1,6 +1,7 @@
 """The findings' prices and ranking (tfperf.diagnosis.findings): made-up counts, no TensorFlow run."""
 
-from tfperf.diagnosis.findings import NOISE_FLOOR, Counts, MemoryGrowth, UnitCosts, decide
+from tfperf.diagnosis.findings import KERAS_SLICES, NOISE_FLOOR, Counts, MemoryGrowth, UnitCosts, decide
+from tfperf.measure.profile_analysis import CpuUse, InputWait
 
 
 def counts(**changed) -> Counts:
@@ -79,3 +80,29 @@ def test_memory_growth_needs_growth_in_both_halves():
         "retracing",
         "memory-growth",
     ]
+
+
+def test_waiting_for_batches_keras_slices_from_arrays_is_checked_not_named():
+    """fit on in-memory arrays feeds its steps from a pipeline of Keras's own: a wait there (a batch of one, a busy
+    machine) has no stage of the script's to fix; the same wait on the script's own dataset is a problem."""
+    wait = InputWait(
+        seconds=0.003, step_seconds=0.009, calls=5, stages={"Iterator::Root::Prefetch::ParallelMapV2": 5e-3}
+    )
+    on_arrays = decide(counts(input_wait=wait, keras_inputs={"ArrayDataAdapter": 1}))
+    assert [(f.code, f.worth, f.note) for f in on_arrays] == [("input-bound", False, KERAS_SLICES)]
+    on_its_dataset = decide(counts(input_wait=wait, keras_inputs={"TFDatasetAdapter": 1}))
+    assert [(f.code, f.worth, f.note) for f in on_its_dataset] == [("input-bound", True, "")]
+    in_a_loop = decide(counts(input_wait=wait))
+    assert [(f.code, f.worth) for f in in_a_loop] == [("input-bound", True)]
+
+
+def test_a_wait_measured_while_other_processes_filled_the_cores_is_checked_not_named():
+    """Other processes held a core of two while the steps were profiled: the pipeline's threads may have waited for
+    a core. The same wait on a machine left to the script, or on a big machine with room left, is named."""
+    wait = dict(seconds=0.004, step_seconds=0.01, calls=5, stages={"Iterator::Root::Prefetch::ParallelMapV2": 5e-3})
+    loaded = decide(counts(input_wait=InputWait(**wait, cpu=CpuUse(cores=2, busy=1.95, others=1.0))))
+    assert [(f.code, f.worth) for f in loaded] == [("input-bound", False)]
+    assert "other processes kept 1.0 of the machine's 2 cores busy" in loaded[0].note
+    for cpu in (CpuUse(cores=2, busy=1.9, others=0.1), CpuUse(cores=16, busy=3.0, others=2.0), None):
+        found = decide(counts(input_wait=InputWait(**wait, cpu=cpu)))
+        assert [(f.code, f.worth, f.note) for f in found] == [("input-bound", True, "")], cpu

@@ -22,6 +22,19 @@ def test_keras_fit_counts_the_steps_of_each_call_of_its_train_function():
         model.fit(np.ones((64, 4), "float32"), np.ones((64, 1), "float32"), batch_size=8, verbose=0)
     assert [n for n, _ in events] == [4, 4] and "Keras's train function in fit (4 step(s) a call)" in events[0][1]
     assert clock.inside_seconds > 0
+    assert clock.keras_inputs == {"ArrayDataAdapter": 1}  # batches Keras sliced from the arrays
+
+
+def test_fit_on_the_scripts_own_dataset_is_told_from_fit_on_arrays():
+    import keras
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    data = tf.data.Dataset.from_tensor_slices((np.ones((64, 4), "float32"), np.ones((64, 1), "float32"))).batch(8)
+    _, clock = record()
+    with clock.running():
+        model.fit(data, verbose=0)
+    assert clock.keras_inputs == {"TFDatasetAdapter": 1}
 
 
 def test_a_tf_function_that_updates_variables_is_a_step_one_that_does_not_is_not():

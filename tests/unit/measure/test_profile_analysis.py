@@ -1,6 +1,7 @@
 """tfperf.measure.profile_analysis: the input wait read from XProf's input-pipeline analyzer, on captures that the
 TensorFlow Profiler writes here of chapter 4's own pipelines."""
 
+import os
 import sys
 
 import pytest
@@ -102,3 +103,29 @@ def test_the_slowest_stage_is_one_that_does_the_pipelines_work():
         },
     )
     assert wait.slowest_stage() == ("Iterator::Root::Prefetch::BatchV2::FlatMap[0]::Generator", 0.6)
+
+
+def test_the_cpu_other_processes_use_during_a_span_is_measured():
+    """A busy process beside this one: its core's worth is counted as another process's; this process's own spin is
+    not."""
+    import subprocess
+    import sys
+    import time
+
+    start = profile_analysis.cpu_counters()
+    if start is None or (os.cpu_count() or 1) < 2:
+        pytest.skip("no /proc/stat here, or a single core")
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"]
+    )
+    try:
+        end = time.time() + 1.0
+        while time.time() < end:  # this process, busy too
+            pass
+        cpu = profile_analysis.cpu_use_since(start)
+    finally:
+        spinner.wait()
+    assert cpu is not None and cpu.cores >= 1
+    assert cpu.busy >= 1.2 and cpu.others >= 0.5, cpu  # about one core each (less the spinner's start)
+    if cpu.cores == 2:
+        assert cpu.contended
