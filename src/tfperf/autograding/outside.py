@@ -600,7 +600,8 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
         send(subject.process.stdin, request, arrays)
     except OSError:
         raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-    # the first call also imports the worker's side of the calls (and TensorFlow, where its fork server did not)
+    # the first call also imports the worker's side of the calls: given the start's grace, as the first cell is (an
+    # answer's own first call gets it too; its cells' time already had it)
     header, result = subject.next(None if subject.relayed else START_SECONDS + subject.timeout)
     subject.relayed += 1
     while "callback" in header:

@@ -208,6 +208,9 @@ class Finding:
     share: float | None = None
     note: str = ""
     worth: bool = True
+    #: why a cost of at least :data:`NOISE_FLOOR` is set aside, in a few words ("" where it is not): it is not one the
+    #: script can fix here (its ``note`` says why in full)
+    aside: str = ""
 
     @property
     def kind(self) -> Kind:
@@ -447,6 +450,11 @@ def decide(counts: Counts) -> list[Finding]:
                 + ("" if wait.prefetches() or keras_slices else "; no pipeline prefetches"),
                 share=wait.share,
                 note=KERAS_SLICES if keras_slices else _contended(wait.cpu),
+                aside="Keras slices the arrays itself"
+                if keras_slices
+                else "other processes filled the cores"
+                if _contended(wait.cpu)
+                else "",
             )
         )
     if per_step(counts.printed_lines) >= 1:
@@ -478,7 +486,7 @@ def decide(counts: Counts) -> list[Finding]:
             )
         )
     for finding in found:
-        if finding.code == "input-bound" and finding.note:  # Keras's slices, or a machine other processes filled
+        if finding.aside:
             finding.worth = False
         elif finding.share is not None and finding.share < NOISE_FLOOR:
             finding.worth = False

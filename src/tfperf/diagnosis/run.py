@@ -53,7 +53,8 @@ class Diagnosis:
         return [f.code for f in self.findings]
 
     def problems(self) -> list[Finding]:
-        """The findings worth fixing on this device: each costs at least :data:`NOISE_FLOOR` of a step here."""
+        """The findings worth fixing on this device: each costs at least :data:`NOISE_FLOOR` of a step here, and is
+        not set aside as a cost the script cannot fix here (``Finding.aside``)."""
         return [f for f in self.findings if f.worth]
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +76,7 @@ class Diagnosis:
                     "share": f.share,
                     "worth": f.worth,
                     "note": f.note,
+                    "aside": f.aside,
                 }
                 for f in self.findings
             ],
@@ -92,7 +94,14 @@ class Diagnosis:
             *self.notes,
         ]
         problems = self.problems()
-        if not problems:
+        aside = [f for f in self.findings if f.aside]
+        if not problems and aside:
+            lines.append(
+                "No finding worth fixing in the script here: "
+                + ", ".join(f"{f.code} ({_short_cost(f)})" for f in aside)
+                + " costs a share of a step, but not one the script can fix here (said below)."
+            )
+        elif not problems:
             lines.append(
                 "No finding worth fixing here: no cause costs as much as "
                 f"{NOISE_FLOOR:.0%} of a step (host reads, uploads, prints, retracing, eager steps, input wait)."
@@ -105,7 +114,8 @@ class Diagnosis:
         checked = [f for f in self.findings if not f.worth]
         if checked and everything:
             lines.append(
-                f"Checked, and not worth fixing here (each under {NOISE_FLOOR:.0%} of a step, or no cost here):"
+                f"Checked, and not worth fixing here (each under {NOISE_FLOOR:.0%} of a step, no cost here, or a "
+                "cost the script cannot fix here: its note says why):"
             )
             for f in checked:
                 lines += [f"[{f.code}] {f.kind.title}{_costs(f)}: {f.summary}."]
@@ -166,6 +176,8 @@ def _costs(f: Finding) -> str:
 
 
 def _short_cost(f: Finding) -> str:
+    if f.aside:
+        return f"{f.share:.1%} of a step, set aside: {f.aside}"
     if f.note and not f.share:
         return "no cost on this device"
     if f.share is not None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from tfperf.diagnosis.findings import decide
 from tfperf.diagnosis.run import Diagnosis, Measurement, diagnose, unit_costs
-from tfperf.diagnosis.steps import StepClock
+from tfperf.diagnosis.steps import KERAS_FIT, StepClock
 from tfperf.measure import profile_analysis, timing
 from tfperf.runtime import device, logs
 
@@ -60,7 +60,7 @@ class _Session:
         #: the machine's CPU from the measured steps to the end of the profiled ones: seconds, where the capture alone
         #: would be too short for /proc/stat's clock ticks
         self.cpu: profile_analysis.CpuUse | None = None
-        self.cpu_from: tuple[float, float, float] | None = None
+        self.cpu_from: tuple[float, float, float, int] | None = None
         self.clock: StepClock | None = None
         #: the uncounted steps after the measured ones: (steps, seconds, seconds inside the steps' calls)
         self.timed: tuple[int, float, float] | None = None
@@ -235,7 +235,8 @@ def diagnose_script(
             counts.counted_seconds = counts.seconds
             counts.seconds = timed_seconds * counts.steps / timed_steps
             inside = timed_inside * counts.steps / timed_steps
-        counts.keras_inputs = dict(clock.keras_inputs)
+        if clock.source == KERAS_FIT:  # the data adapters of the fit whose steps these were (not of a predict)
+            counts.keras_inputs = dict(clock.keras_inputs)
         if device.device_class() == "cpu" and inside > 0:  # a GPU's call returns before its work is done
             counts.inside_seconds = inside
         notes = []

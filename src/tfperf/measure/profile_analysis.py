@@ -62,9 +62,9 @@ class CpuUse:
     """The machine's CPU time over a span, and the part of it that other processes used: where the cores were
     full and others held some, the pipeline's threads may have waited for a core rather than for their own work."""
 
-    cores: int  #: the machine's cores (every one /proc/stat counts)
-    busy: float  #: cores' worth busy over the span, every process (/proc/stat)
-    others: float  #: cores' worth that other processes used (``busy`` less this process's user and system time)
+    cores: int  #: the machine's cores (the ``cpuN`` lines of /proc/stat)
+    busy: float  #: cores' worth busy over the span, every process and the kernel's work for them (/proc/stat)
+    others: float  #: cores' worth the rest of the machine used: ``busy`` less this process's and its children's
 
     @property
     def contended(self) -> bool:
@@ -75,34 +75,64 @@ class CpuUse:
 #: The share of the machine's cores busy from which a span counts as full, and the cores' worth of other processes'
 #: time from which they count as competing (the tool's choices: a busy shell or editor stays under both).
 FULL, ELSEWHERE = 0.9, 0.5
+#: The shortest span read (seconds): the counters advance in clock ticks (10 ms where ``USER_HZ`` is 100), so a span
+#: of seconds reads them to a few percent and one of a tenth of a second does not.
+SHORTEST_SPAN = 0.5
 
 
-def cpu_counters() -> tuple[float, float, float] | None:
-    """Now: the machine's busy CPU seconds (/proc/stat's first line less idle and iowait), this process's user and
-    system seconds, and the wall clock; None where /proc/stat cannot be read (not Linux). Both CPU counts advance in
-    clock ticks (10 ms where ``USER_HZ`` is 100): a span of seconds reads them to a few percent, one of a tenth of a
-    second does not."""
-    try:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    except (OSError, ValueError):
-        return None
-    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+def _descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and theirs (each thread's ``children`` file in /proc)."""
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        parent = stack.pop()
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                kids = [int(k) for k in children.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            stack += kids
+    return found
+
+
+def _own_seconds(tick: int) -> float:
+    """This process's user and system seconds, with its children's: those it waited for (``os.times``) and those
+    still running (their /proc/PID/stat: a script's own worker processes are not other processes)."""
     own = os.times()
-    return (
-        (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK"),
-        own.user + own.system,
-        timing.now(),
-    )
+    seconds = own.user + own.system + own.children_user + own.children_system
+    for pid in _descendants(os.getpid()):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            seconds += (int(fields[11]) + int(fields[12])) / tick  # utime and stime: the stat's fields 14 and 15
+        except (OSError, ValueError, IndexError):
+            continue
+    return seconds
 
 
-def cpu_use_since(start: tuple[float, float, float] | None) -> CpuUse | None:
-    """The :class:`CpuUse` from ``start`` (what :func:`cpu_counters` returned then) to now."""
+def cpu_counters() -> tuple[float, float, float, int] | None:
+    """Now: the machine's busy CPU seconds (/proc/stat's first line: user, nice, system, irq and softirq; not idle,
+    iowait, nor steal, the time a hypervisor gave to other machines), this process's and its children's CPU seconds,
+    the wall clock, and the cores; None where /proc/stat cannot be read (not Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+        user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in lines[0].split()[1:8])
+    except (OSError, ValueError, IndexError):
+        return None
+    cores = sum(1 for line in lines[1:] if line.startswith("cpu"))
+    return (user + nice + system + irq + softirq) / tick, _own_seconds(tick), timing.now(), max(cores, 1)
+
+
+def cpu_use_since(start: tuple[float, float, float, int] | None) -> CpuUse | None:
+    """The :class:`CpuUse` from ``start`` (what :func:`cpu_counters` returned then) to now; None where either could
+    not be read or the span is shorter than :data:`SHORTEST_SPAN`."""
     end = cpu_counters()
-    if start is None or end is None or end[2] <= start[2]:
+    if start is None or end is None or end[2] - start[2] < SHORTEST_SPAN:
         return None
     wall = end[2] - start[2]
     busy = (end[0] - start[0]) / wall
-    return CpuUse(cores=os.cpu_count() or 1, busy=busy, others=max(0.0, busy - (end[1] - start[1]) / wall))
+    return CpuUse(cores=end[3], busy=busy, others=max(0.0, busy - (end[1] - start[1]) / wall))
 
 
 @dataclass

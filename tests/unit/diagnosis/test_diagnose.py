@@ -485,19 +485,15 @@ def test_under_other_processes_load_a_clean_pipeline_is_not_named_input_bound(tm
     script"): chapter 4's fixed pipeline is not named a problem. The unfixed one's wait is still found and listed,
     with the reason it is not named: the cores were full of other processes' work."""
     pytest.importorskip("xprof")
-    import subprocess
-    import sys
+    from tests.conftest import busy_elsewhere, stop_busy
 
-    spin = "import time\nend = time.time() + 120\nwhile time.time() < end: pass"
-    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(os.cpu_count() or 1)]
+    spinners = busy_elsewhere(len(os.sched_getaffinity(0)), 600)
     try:
         fixed = dict(parallel=True, vectorized=True, cache="before augment", prefetch=True)
         clean = diagnose(chapter_4s_loop(fixed), steps=8, warmup=8, card=None, profile_dir=tmp_path / "fixed")
         unfixed = diagnose(chapter_4s_loop({}), steps=8, warmup=8, card=None, profile_dir=tmp_path / "unfixed")
     finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
+        stop_busy(spinners)
     assert "input-bound" not in [f.code for f in clean.problems()], clean.report(everything=True)
     assert clean.counts.input_wait.cpu is not None and clean.counts.input_wait.cpu.others >= 0.5
     [waited] = [f for f in unfixed.findings if f.code == "input-bound"]  # found, and said to be measured under load

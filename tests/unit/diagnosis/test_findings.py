@@ -106,3 +106,15 @@ def test_a_wait_measured_while_other_processes_filled_the_cores_is_checked_not_n
     for cpu in (CpuUse(cores=2, busy=1.9, others=0.1), CpuUse(cores=16, busy=3.0, others=2.0), None):
         found = decide(counts(input_wait=InputWait(**wait, cpu=cpu)))
         assert [(f.code, f.worth, f.note) for f in found] == [("input-bound", True, "")], cpu
+
+
+def test_a_report_whose_only_cost_is_set_aside_says_so_rather_than_no_cost():
+    from tfperf.diagnosis.run import Diagnosis
+
+    wait = InputWait(seconds=0.004, step_seconds=0.01, calls=5, cpu=CpuUse(cores=2, busy=1.95, others=1.0))
+    found = decide(counts(input_wait=wait))
+    assert found[0].aside == "other processes filled the cores"
+    capture = "/tmp/logdir/plugins/profile/run/host.xplane.pb"
+    report = Diagnosis(found, "a CPU", 2, counts(input_wait=wait), capture, None, keep_profile=False).report()
+    assert "input-bound (40.0% of a step, set aside: other processes filled the cores)" in report, report
+    assert "no cause costs as much as" not in report, report
