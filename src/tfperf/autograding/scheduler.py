@@ -1,5 +1,5 @@
 """What the kernel's scheduler says about a worker, read from ``/proc``: the CPU seconds its process tree used
-(:func:`busy_seconds`), and how long the thread that serves its requests waited for a CPU that other
+(:func:`busy_seconds`, from :mod:`tfperf.runtime.processes`), and how long the thread that serves its requests waited for a CPU that other
 processes held (:func:`reading`, :func:`waited_for_others`).
 
 A speed check times how long each worker takes to make a sample's inputs, and the answer's may not take much
@@ -17,41 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def _stat_fields(path: str) -> list[str]:
-    """The fields of a ``stat`` file after the command's name (which may hold spaces and parentheses)."""
-    return Path(path).read_text().rsplit(")", 1)[1].split()
-
-
-def tree(pid: int) -> list[int]:
-    """Process ``pid`` and every process below it, found through each thread's ``children`` (no scan of all
-    of ``/proc``); a process that starts or ends meanwhile may be missed."""
-    found, todo = [], [pid]
-    while todo:
-        here = todo.pop()
-        found.append(here)
-        try:
-            threads = os.listdir(f"/proc/{here}/task")
-        except OSError:
-            continue
-        for thread in threads:
-            try:
-                todo += [int(c) for c in Path(f"/proc/{here}/task/{thread}/children").read_text().split()]
-            except (OSError, ValueError):
-                continue
-    return found
-
-
-def busy_seconds(pid: int) -> float:
-    """CPU seconds used so far by process ``pid`` and every process below it (their threads, and the
-    children they waited for), from ``/proc``: 0.0 where it cannot be read."""
-    used = 0
-    for member in tree(pid):
-        try:
-            used += sum(int(f) for f in _stat_fields(f"/proc/{member}/stat")[11:15])  # utime, stime, cutime, cstime
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-    return used / os.sysconf("SC_CLK_TCK")
+from tfperf.runtime.processes import busy_seconds, stat_fields, tree
 
 
 def host_pid(root: int, namespaced: int) -> int | None:
@@ -88,7 +54,7 @@ def reading(root: int, serving: int) -> Reading | None:
     thread = f"/proc/{serving}/task/{serving}"
     try:
         waited_ns = int(Path(f"{thread}/schedstat").read_text().split()[1])
-        own = sum(int(f) for f in _stat_fields(f"{thread}/stat")[11:13])  # the thread's utime, stime
+        own = sum(int(f) for f in stat_fields(f"{thread}/stat")[11:13])  # the thread's utime, stime
     except (OSError, IndexError, ValueError):
         return None
     return Reading(waited_ns / 1e9, busy_seconds(root) - own / os.sysconf("SC_CLK_TCK"))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tfperf.measure import timing
+from tfperf.runtime import processes
 
 #: XProf's thresholds (fractions of the step time) for a program that is highly and moderately input-bound.
 HIGHLY_INPUT_BOUND = 0.20
@@ -80,40 +81,11 @@ FULL, ELSEWHERE = 0.9, 0.5
 SHORTEST_SPAN = 0.5
 
 
-def _descendants(pid: int) -> list[int]:
-    """The processes ``pid`` started, and theirs (each thread's ``children`` file in /proc)."""
-    found: list[int] = []
-    stack = [pid]
-    while stack:
-        parent = stack.pop()
-        for children in Path(f"/proc/{parent}/task").glob("*/children"):
-            try:
-                kids = [int(k) for k in children.read_text().split()]
-            except (OSError, ValueError):
-                continue
-            found += kids
-            stack += kids
-    return found
-
-
-def _own_seconds(tick: int) -> float:
-    """This process's user and system seconds, with its children's: those it waited for (``os.times``) and those
-    still running (their /proc/PID/stat: a script's own worker processes are not other processes)."""
-    own = os.times()
-    seconds = own.user + own.system + own.children_user + own.children_system
-    for pid in _descendants(os.getpid()):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            seconds += (int(fields[11]) + int(fields[12])) / tick  # utime and stime: the stat's fields 14 and 15
-        except (OSError, ValueError, IndexError):
-            continue
-    return seconds
-
-
 def cpu_counters() -> tuple[float, float, float, int] | None:
     """Now: the machine's busy CPU seconds (/proc/stat's first line: user, nice, system, irq and softirq; not idle,
-    iowait, nor steal, the time a hypervisor gave to other machines), this process's and its children's CPU seconds,
-    the wall clock, and the cores; None where /proc/stat cannot be read (not Linux)."""
+    iowait, nor steal, the time a hypervisor gave to other machines), the CPU seconds of this process and every process
+    below it (:func:`tfperf.runtime.processes.busy_seconds`), the wall clock, and the cores; None where /proc/stat
+    cannot be read (not Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
     try:
         lines = Path("/proc/stat").read_text().splitlines()
@@ -121,7 +93,9 @@ def cpu_counters() -> tuple[float, float, float, int] | None:
     except (OSError, ValueError, IndexError):
         return None
     cores = sum(1 for line in lines[1:] if line.startswith("cpu"))
-    return (user + nice + system + irq + softirq) / tick, _own_seconds(tick), timing.now(), max(cores, 1)
+    # this process's and its children's (a script's own worker processes are not other processes)
+    own = processes.busy_seconds(os.getpid())
+    return (user + nice + system + irq + softirq) / tick, own, timing.now(), max(cores, 1)
 
 
 def cpu_use_since(start: tuple[float, float, float, int] | None) -> CpuUse | None:
