@@ -12,7 +12,8 @@ comparison, the verdict) is computed in the judge; the subject only answers.
 What the judge learns besides a call's result comes from outside the subject: the lines a call printed are read by
 the grading process from the subject's own output stream (:mod:`tfperf.autograding.printed`), between markers carrying
 a token drawn for that call; a function's bytes are counted in the judge from the XLA module the subject sends
-(:mod:`tfperf.autograding.moved`); a ``tf.function``'s trace count is read in the subject from an object of
+(:mod:`tfperf.autograding.moved`); the memory its processes hold is read by the grading process in ``/proc`` (and
+NVML on a GPU), now and before the answer cell ran (:func:`tfperf.runtime.processes.held_bytes`); a ``tf.function``'s trace count is read in the subject from an object of
 TensorFlow's own class (the third kind of evidence of docs/instructors.md: installed before any learner code, out of
 the restricted answer's reach).
 
@@ -42,6 +43,7 @@ JUDGED_CHECKS = frozenset(
         "check_same_as",
         "check_same_result",
         "assert_speedup",
+        "assert_memory_flat",
         "assert_moves_fewer_bytes",
         "assert_prints_at_most",
         "tracing_count",
@@ -53,8 +55,9 @@ JUDGED_CHECKS = frozenset(
         "GradingFailure",
     }
 )
-#: What the judge may ask the subject besides a call: a function's bytes and trace count, and counting over calls.
-PROBES = ("bytes", "traces", "count_start", "count_stop")
+#: What the judge may ask about the subject besides a call: a function's bytes and trace count, and counting over
+#: calls (read in the subject); the memory its processes hold (read by the grading process, never asked of it).
+PROBES = ("bytes", "traces", "count_start", "count_stop", "memory")
 #: Names a judged cell may not use: a clock read in the judge would time the pipes between the processes (the
 #: course's ``timing``, Python's ``time`` and ``timeit``).
 UNJUDGED_NAMES = frozenset({"timing", "time", "timeit"})

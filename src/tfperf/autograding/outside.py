@@ -91,6 +91,7 @@ from tfperf.autograding.cells import (
 )
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
+from tfperf.runtime import processes
 
 #: Seconds a worker may take to start (the interpreter, before the first cell).
 START_SECONDS = 60
@@ -365,11 +366,15 @@ def grade_exercise(
             )
             wait = START_SECONDS + timeout
             reported: dict[str, Outcome] = {}  # counted once the worker echoed a token drawn after them
-            for kind, which in _report_order(len(cells), [g for g, _ in in_subject]):
+            answer_at = exercise.answer_position if exercise.restricted else None
+            for kind, which in _report_order(len(cells), [g for g, _ in in_subject], answer_at):
                 message, _ = worker.next(wait)
                 wait = timeout
                 if message.get(kind) != which or len(REPORT_KINDS & message.keys()) != 1:
                     raise _Stopped("its reports came out of order: the answer wrote into them.")
+                if kind == "held":  # no answer ran yet: what its processes hold now is the memory checks' floor
+                    worker.before_answer = worker.memory()["held"]
+                    worker.go()
                 if kind == "cell" and which == exercise.answer_position and message.get("error"):
                     answer_error = _error(message["error"])
                 if kind == "test":
@@ -510,7 +515,7 @@ class _Judge:
             if "failed" in header:
                 raise _Stopped(f"the judge could not run the instructor's cells ({header['failed']}).")
             if "call" in header:
-                self._send(*_relay(header, arrays, subject, self._called_back))
+                self._send(*_relay(header, arrays, subject, lambda h, a: self._called_back(h, a, subject)))
             elif "test" in header:
                 outcomes[str(header["test"])] = Outcome(
                     f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error"))
@@ -522,16 +527,21 @@ class _Judge:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def _called_back(self, header: dict, arrays: list) -> tuple[dict, list]:
-        """The judge's reply to the subject's call of a function the check passed (:func:`judge.callback_stub`)."""
+    def _called_back(self, header: dict, arrays: list, subject: _Replies) -> tuple[dict, list]:
+        """The judge's reply to the subject's call of a function the check passed (:func:`judge.callback_stub`);
+        meanwhile, the judge may read the subject's memory (read here, as :func:`_relay` does)."""
         self._send({"callback": header.get("callback"), "args": header.get("args")}, arrays)
-        try:
-            message = self.messages.get(timeout=START_SECONDS)
-        except queue.Empty:
-            raise _Stopped("the judge did not answer.") from None
-        if isinstance(message, Exception):
-            raise _Stopped("the judge's process stopped.")
-        reply, arrays = message
+        while True:
+            try:
+                message = self.messages.get(timeout=START_SECONDS)
+            except queue.Empty:
+                raise _Stopped("the judge did not answer.") from None
+            if isinstance(message, Exception):
+                raise _Stopped("the judge's process stopped.")
+            reply, arrays = message
+            if reply.get("probe") != "memory" or "call" not in reply:
+                break
+            self._send(subject.memory())
         if "called_back" in reply:
             return {"do": "called_back", "called_back": reply["called_back"]}, arrays
         return {
@@ -591,6 +601,8 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     or the answer's error; for a call, what it printed as read here from the subject's output stream). The answer's
     calls of the check's functions go to the judge meanwhile: ``called_back(header, arrays)`` gives the reply."""
     probe = message.get("probe") if message.get("probe") in judge.PROBES else None
+    if probe == "memory":  # read here, from outside the subject: nothing is asked of it
+        return subject.memory(), []
     request = {"do": "call", "function": str(message.get("call")), "args": message.get("args"), "probe": probe}
     request |= {k: message[k] for k in ("kinds", "names") if k in message}
     token = subject.output.token() if probe is None and subject.output is not None else None
@@ -622,12 +634,18 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
 
 
 #: What a worker's report of its cells is: one of these keys each.
-REPORT_KINDS = frozenset({"cell", "test", "finished"})
+REPORT_KINDS = frozenset({"cell", "held", "test", "finished"})
 
 
-def _report_order(cells: int, tests) -> list[tuple[str, object]]:
-    """The reports a worker sends, in the one order it sends them: each cell, each test cell, then ``finished``."""
-    return [*(("cell", i) for i in range(cells)), *(("test", g) for g in tests), ("finished", True)]
+def _report_order(cells: int, tests, answer: int | None = None) -> list[tuple[str, object]]:
+    """The reports a worker sends, in the one order it sends them: each cell (the answer cell, at ``answer``, after a
+    ``held`` report: the worker waits there until it is told to go on), each test cell, then ``finished``."""
+    held = [] if answer is None else [("held", answer)]
+    return [
+        *(item for i in range(cells) for item in ([*held, ("cell", i)] if i == answer else [("cell", i)])),
+        *(("test", g) for g in tests),
+        ("finished", True),
+    ]
 
 
 class _Stopped(Exception):
@@ -649,6 +667,7 @@ class _Replies:
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
         self.relayed = 0  # the judge's calls relayed to it (``_relay``)
+        self.before_answer: int | None = None  # the memory its processes held just before the answer cell ran
         self.messages = _messages_of(process.stdout)
 
     def next(self, wait: float | None = None) -> tuple[dict, list]:
@@ -691,6 +710,24 @@ class _Replies:
             error = _error(header["error"])
             raise _CallFailed(f"{error['ename']}: {error['evalue']}")
         return header
+
+    def go(self) -> None:
+        """Let the worker run the answer cell, where it waits (its ``held`` report)."""
+        try:
+            send(self.process.stdin, {"do": "go"})
+        except OSError:
+            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+
+    def memory(self) -> dict:
+        """The memory the worker's processes hold now, read here in ``/proc`` (and NVML), never asked of them
+        (:func:`tfperf.runtime.processes.held_bytes`, :func:`~tfperf.runtime.processes.gpu_bytes`); with what they
+        held before the answer cell ran."""
+        root = self.serving or self.process.pid  # a sandbox's own process (bubblewrap) holds next to nothing
+        return {
+            "held": processes.held_bytes(root),
+            "gpu": processes.gpu_bytes(processes.tree(root)),
+            "before_answer": self.before_answer,
+        }
 
     def end(self) -> None:
         """The speed check is over: the worker waits for the next one."""

@@ -3,7 +3,8 @@
 Started by :class:`tfperf.autograding.outside.GradeOutsideKernel`, sandboxed. It reads one message (the
 cells to run, which of them is the learner's answer and what restricts it, the test cells, a key), runs the cells
 in one namespace as plain Python (no IPython), the answer restricted (:mod:`tfperf.autograding.restricted`), then
-each test cell, and reports after every cell, each report tagged with the key; after the last, it echoes the token
+each test cell, and reports after every cell (and before the answer cell, where it waits to be told to go on:
+the grading process reads what this process holds then, for the memory checks), each report tagged with the key; after the last, it echoes the token
 the grading process then sends (``sync``). Then it serves the speed checks that the grading process times
 (:mod:`tfperf.autograding.samples`): the answer's function called on inputs made from the seeds it is sent, the
 clock read over there. It imports only what it needs to talk: nbgrader stays out of it.
@@ -62,10 +63,17 @@ def serve(requests, replies) -> None:
     def report(**message) -> None:
         send(replies, {"key": key, **message})
 
+    from tfperf.runtime.processes import return_large_frees
+
+    return_large_frees()  # what it holds follows what it keeps: the memory checks read it from outside
     namespace: dict = {"__name__": "__main__"}
     restriction = {"imports": header.get("imports", ()), "withheld": header.get("withheld", ())}
     for index, source in enumerate(header["cells"]):
         answer = restriction if index == header.get("answer") else None
+        if answer is not None:  # the grading process reads what this process holds before any answer runs
+            report(held=index)
+            if receive(requests)[0].get("do") != "go":
+                return
         error = _run_cell(source, f"<cell {index + 1}>", namespace, answer=answer)
         report(cell=index, error=error)
     # The instructor's test cells (and the checks served afterwards) see every name of the exercise, with Python's

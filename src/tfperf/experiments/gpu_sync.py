@@ -28,15 +28,33 @@ LEARNING_RATE = 0.05
 Report = Callable[[int, float], None]
 
 
-def make_problem(steps: int, *, batch: int = 64, features: int = 32, seed: int = 0):
-    """Initial weights ``w0`` (zeros, ``(features, 1)``) and ``steps`` batches ``xs``, ``ys`` on the device."""
+def make_problem(
+    steps: int, *, batch: int = 64, features: int = 32, outputs: int = 1, scale: float = 1.0, seed: int = 0
+):
+    """Initial weights ``w0`` (zeros, ``(features, outputs)``) and ``steps`` batches ``xs``, ``ys`` on the device.
+    ``scale`` multiplies the inputs: above about 25 for 2048 features, :data:`LEARNING_RATE` is too large for them and
+    the loss, after falling, grows again."""
     tf = logs.tensorflow()
     rng = np.random.default_rng(seed)
-    w_true = rng.standard_normal((features, 1)).astype(np.float32)
-    xs = rng.standard_normal((steps, batch, features)).astype(np.float32)
-    ys = xs @ w_true + 0.1 * rng.standard_normal((steps, batch, 1)).astype(np.float32)
+    w_true = rng.standard_normal((features, outputs)).astype(np.float32)
+    xs = scale * rng.standard_normal((steps, batch, features)).astype(np.float32)
+    ys = xs @ w_true + 0.1 * rng.standard_normal((steps, batch, outputs)).astype(np.float32)
     with tf.device(device.compute_device()):
-        return tf.zeros([features, 1]), tf.identity(tf.constant(xs)), tf.identity(tf.constant(ys))
+        return tf.zeros([features, outputs]), tf.identity(tf.constant(xs)), tf.identity(tf.constant(ys))
+
+
+def held_per_epoch(fn: Callable, args: Sequence) -> list[float]:
+    """Call ``fn(*args, on_epoch_end)``: the MB more than before the call that this process holds at the end of each
+    epoch (its resident anonymous and shared memory, :func:`tfperf.runtime.processes.held_bytes`; freed large blocks
+    given back to the system, :func:`~tfperf.runtime.processes.return_large_frees`)."""
+    import os
+
+    from tfperf.runtime import processes
+
+    processes.return_large_frees()
+    start, held = processes.held_bytes(os.getpid()) or 0, []
+    fn(*args, lambda epoch: held.append(((processes.held_bytes(os.getpid()) or 0) - start) / 1e6))
+    return held
 
 
 _compiled: dict[str, Callable] = {}

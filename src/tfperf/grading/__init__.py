@@ -25,6 +25,7 @@ Modules, bottom to top (each imports only those listed before it):
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
 - ``replicated``: a training run made correct under ``MirroredStrategy`` (chapter 7).
 - ``speed``: speedups and steady epochs.
+- ``memory``: a training run whose memory stays flat over its epochs, read from outside the objects holding it.
 - ``syncs``: host reads and uploads.
 - ``tracing``: trace counts.
 - ``traffic``: bytes a step moves to and from memory.
@@ -40,6 +41,7 @@ from tfperf.grading.classifiers import (
 )
 from tfperf.grading.diagnoses import check_diagnosis, check_fixed_script
 from tfperf.grading.guard import given
+from tfperf.grading.memory import assert_memory_flat
 from tfperf.grading.model_runs import assert_model_runs
 from tfperf.grading.pipelines import (
     assert_served,
@@ -73,6 +75,7 @@ __all__ = [
     "assert_host_syncs_at_most",
     "assert_keras_pristine",
     "assert_loss_matches_output",
+    "assert_memory_flat",
     "assert_mixed_precision",
     "assert_model_runs",
     "assert_moves_fewer_bytes",

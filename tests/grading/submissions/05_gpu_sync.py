@@ -253,3 +253,57 @@ SUBMISSIONS += [
         kernel=True,
     ),
 ]
+
+# Exercise 4, the leak: its memory is read by the grading process, from outside the answer's process.
+_LEAK_UNFIXED = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    history = []
+    for epoch in range(epochs):
+        losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        history.append({"loss": float(tf.reduce_mean(losses)), "weights": w.numpy()})
+        on_epoch_end(epoch)
+    best = min(history, key=lambda h: h["loss"])
+    return best["weights"], [h["loss"] for h in history]
+"""
+
+# Honest: the best weights kept in a variable of their own, assigned when an epoch is the best so far.
+_LEAK_BEST_IN_A_VARIABLE = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w, best = tf.Variable(w0), tf.Variable(w0)
+    losses = []
+    for epoch in range(epochs):
+        epoch_losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        losses.append(float(tf.reduce_mean(epoch_losses)))
+        if losses.index(min(losses)) == epoch:
+            best.assign(w)
+        on_epoch_end(epoch)
+    return best.read_value(), losses
+"""
+
+# Wrong: flat, but the last epoch's weights are not the best where the loss rises again (the hidden check).
+_LEAK_LAST_WEIGHTS = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses = []
+    for epoch in range(epochs):
+        losses.append(float(tf.reduce_mean([gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])])))
+        on_epoch_end(epoch)
+    return w.numpy(), losses
+"""
+
+# Attack: the leak kept, hidden by memory the answer cell sets aside (100 MB) and frees as the history grows.
+_LEAK_HIDDEN_BY_BALLAST = """import numpy as np
+_ballast = [np.ones(2_100_000) for _ in range(6)]
+
+""" + _LEAK_UNFIXED.replace(
+    "        on_epoch_end(epoch)\n", "        if _ballast:\n            _ballast.pop()\n        on_epoch_end(epoch)\n"
+)
+
+SUBMISSIONS += [
+    Submission(name="leak_unfixed", edits={"train_best": _LEAK_UNFIXED}, expected={"leak_tests": 0.0}),
+    Submission(name="leak_best_in_a_variable", edits={"train_best": _LEAK_BEST_IN_A_VARIABLE}),
+    Submission(
+        name="leak_returns_the_last_weights", edits={"train_best": _LEAK_LAST_WEIGHTS}, expected={"leak_tests": 0.0}
+    ),
+    Submission(
+        name="leak_hidden_by_ballast", edits={"train_best": _LEAK_HIDDEN_BY_BALLAST}, expected={"leak_tests": 0.0}
+    ),
+]

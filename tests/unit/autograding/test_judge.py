@@ -233,3 +233,58 @@ def test_a_witnessed_call_of_plain_python_imports_no_tensorflow():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------- memory, read by the grading process
+
+MEMORY_TEST = "grading.assert_memory_flat(train, (6,), what='train', budget_mb=100)\nprint('flat')"
+#: An answer that keeps 20 MB an epoch, and first makes what reports memory in its own process say nothing grew.
+LEAKS_AND_PATCHES = """import numpy as np
+from tfperf.runtime import processes
+processes.held_bytes = lambda pid: 1                # what its own process would report
+kept = []
+
+def train(epochs, on_epoch_end):
+    for epoch in range(epochs):
+        kept.append(np.ones(2_500_000))             # 20 MB, kept
+        on_epoch_end(epoch)
+    return len(kept)
+"""
+FLAT = """import numpy as np
+
+def train(epochs, on_epoch_end):
+    for epoch in range(epochs):
+        scratch = np.ones(2_500_000)                # 20 MB an epoch, freed the next
+        on_epoch_end(epoch)
+    return epochs
+"""
+#: 120 MB set aside by the answer cell, freed as the epochs leak: flat epochs, over the budget.
+BALLAST = """import numpy as np
+ballast = [np.ones(2_500_000) for _ in range(6)]
+kept = []
+
+def train(epochs, on_epoch_end):
+    for epoch in range(epochs):
+        kept.append(np.ones(2_500_000))
+        if ballast:
+            ballast.pop()
+        on_epoch_end(epoch)
+    return len(kept)
+"""
+
+
+def test_memory_is_read_from_outside_the_answers_process_at_every_epoch():
+    """The judge's readings come from the grading process (``/proc`` of the subject): an answer that patches what
+    would report memory in its own process still fails; one that frees what it allocates passes."""
+    assert graded(FLAT, MEMORY_TEST, names=("train",)).passed
+    leak = graded(LEAKS_AND_PATCHES, MEMORY_TEST, names=("train",))
+    assert "MB an epoch; at most 8 MB an epoch expected" in leak.error["evalue"], leak.error
+    assert outside.JUDGED in leak.printed
+
+
+def test_memory_set_aside_by_the_answer_cell_counts_against_it():
+    """Read before the answer cell ran (the worker waits there): what the answer cell sets aside to free as it leaks
+    is over the budget, though every epoch looks flat."""
+    ballast = graded(BALLAST, MEMORY_TEST, names=("train",), restricted=True)
+    assert "more than before the answer cell ran; at most 100 MB expected" in ballast.error["evalue"], ballast.error
+    assert graded(FLAT, MEMORY_TEST, names=("train",), restricted=True).passed

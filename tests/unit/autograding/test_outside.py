@@ -139,6 +139,9 @@ def test_reports_out_of_order_are_not_believed(monkeypatch):
     assert outside._report_order(2, ("t1", "t2")) == [
         ("cell", 0), ("cell", 1), ("test", "t1"), ("test", "t2"), ("finished", True)
     ]  # fmt: skip
+    assert outside._report_order(2, ("t1",), answer=1) == [
+        ("cell", 0), ("held", 1), ("cell", 1), ("test", "t1"), ("finished", True)
+    ]  # fmt: skip
 
 
 def test_the_instructors_test_cells_keep_pythons_builtins_after_a_restricted_answer(tmp_path):
