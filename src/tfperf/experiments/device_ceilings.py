@@ -280,6 +280,94 @@ def memory_by_batch(
     return records
 
 
+def held_by_batch(
+    batch_sizes: Sequence[int],
+    *,
+    width: int = 1024,
+    depth: int = 4,
+    dtypes: Sequence[str] = ("float32", "bfloat16"),
+    progress: Progress | None = None,
+) -> list[dict]:
+    """The steps of :func:`memory_by_batch`, run: per batch size and compute dtype, what XLA planned for one step
+    beyond its arguments (``planned``: its temporaries and results), what the device held during one step beyond
+    what it held before (``held``, :func:`tfperf.measure.step_memory.peak_while`; None where it cannot be read,
+    ``read``: what was read), and the samples per second of the step (``samples_per_second``: the median of
+    :func:`tfperf.measure.timing.measure`'s samples, after a warm-up call that compiles it)."""
+    import tensorflow as tf
+
+    from tfperf.experiments import eager_vs_graph as eg
+    from tfperf.measure.step_memory import peak_while, step_memory
+
+    params = eg.make_mlp(width, depth=depth)
+    lr = tf.constant(0.0)  # a step that leaves the weights as they are: every call does the same work
+    records = []
+    for dtype in dtypes:
+        step = mlp_train_step(dtype)
+        for batch in batch_sizes:
+            x, y = eg.make_batch(batch)
+            with logs.captured_stderr():  # XLA's start-up notices
+                plan = step_memory(step, (params, x, y, lr))
+                step(params, x, y, lr)  # compiled now, not while measured
+            _, held, read = peak_while(lambda: step(params, x, y, lr))
+            timed = timing.measure(lambda: step(params, x, y, lr), repeats=3, warmup=0, min_time=0.02)
+            records.append(
+                {
+                    "dtype": dtype,
+                    "batch": batch,
+                    "width": width,
+                    "planned": plan["temporaries"] + plan["results"],
+                    "held": held,
+                    "read": read,
+                    "samples_per_second": batch / timed.median,
+                }
+            )
+            if progress:
+                progress(len(records), len(dtypes) * len(batch_sizes))
+    return records
+
+
+def plot_held(fig, runs) -> None:
+    """Runs of :func:`held_by_batch`: memory held by one step (solid) and planned by XLA (dashed) against the batch
+    size, and the samples per second, per dtype."""
+    from tfperf.lesson import plots
+
+    memory, speed = fig.subplots(1, 2)
+    for run, prefix, style in plots.each_run(runs):
+        held = [dict(r, line=f"held, {r['dtype']}", mb=r["held"] / 1e6) for r in run.records if r["held"] is not None]
+        planned = [dict(r, line=f"planned, {r['dtype']}", mb=r["planned"] / 1e6) for r in run.records]
+        for records, dash in ((held, style), (planned, "--")):
+            plots.plot_lines(
+                memory,
+                records,
+                x="batch",
+                y="mb",
+                group="line",
+                label_prefix=prefix,
+                logx=True,
+                logy=True,
+                linestyle=dash,
+                xlabel="batch size (samples)",
+                ylabel="MB beyond the step's arguments",
+            )
+        plots.plot_lines(
+            speed,
+            [dict(r, line=r["dtype"]) for r in run.records],
+            x="batch",
+            y="samples_per_second",
+            group="line",
+            label_prefix=prefix,
+            logx=True,
+            logy=True,
+            linestyle=style,
+            xlabel="batch size (samples)",
+            ylabel="samples per second",
+        )
+    memory.set_title("One step's memory: held (solid), planned (dashed)")
+    speed.set_title("Throughput of the step")
+    plots.legend(memory, runs, fontsize=7)
+    plots.legend(speed, runs, fontsize=7)
+
+
 def largest_batch(records: Sequence[dict], dtype: str, budget: float) -> int | None:
     """The largest batch whose step fits in ``budget`` bytes, from the two largest batches of ``dtype`` measured
     (the memory of a step grows by the same amount per sample: a straight line through them); None when

@@ -46,14 +46,14 @@ def make_problem(
 def held_per_epoch(fn: Callable, args: Sequence) -> list[float]:
     """Call ``fn(*args, on_epoch_end)``: the MB more than before the call that this process holds at the end of each
     epoch (its resident anonymous and shared memory, :func:`tfperf.runtime.processes.held_bytes`; freed large blocks
-    given back to the system, :func:`~tfperf.runtime.processes.return_large_frees`)."""
+    given back to the system during the call, :func:`~tfperf.runtime.processes.large_frees_returned`)."""
     import os
 
     from tfperf.runtime import processes
 
-    processes.return_large_frees()
-    start, held = processes.held_bytes(os.getpid()) or 0, []
-    fn(*args, lambda epoch: held.append(((processes.held_bytes(os.getpid()) or 0) - start) / 1e6))
+    with processes.large_frees_returned():
+        start, held = processes.held_bytes(os.getpid()) or 0, []
+        fn(*args, lambda epoch: held.append(((processes.held_bytes(os.getpid()) or 0) - start) / 1e6))
     return held
 
 

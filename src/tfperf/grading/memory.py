@@ -10,6 +10,7 @@ it leaks counts against it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -48,7 +49,7 @@ def assert_memory_flat(
 
     ``fn`` must call ``on_epoch_end(epoch)`` after every epoch (at least 4). The memory is read before the call and
     at every ``on_epoch_end``, with freed large blocks given back to the system
-    (:func:`tfperf.runtime.processes.return_large_frees`); over the later half of the epochs (the first ones may set up
+    (:func:`tfperf.runtime.processes.large_frees_returned`); over the later half of the epochs (the first ones may set up
     what later ones reuse: a trace, TensorFlow's thread pools and caches) it may grow by at most ``per_epoch_mb`` an
     epoch on average. In the judge, no reading may also exceed what the answer's process held before the answer
     cell ran by more than ``budget_mb`` (what a first training run sets up). Returns what ``fn`` returned.
@@ -56,15 +57,15 @@ def assert_memory_flat(
     from tfperf.grading.remote import Remote
 
     read = (lambda: fn.probe("memory")) if isinstance(fn, Remote) else _read_here
-    if not isinstance(fn, Remote):
-        processes.return_large_frees()  # in the judge, the answer's process did it before any cell ran
     readings: list[dict] = []
 
     def on_epoch_end(epoch: int = -1) -> None:
         readings.append(read())
 
-    start = read()
-    result = call(fn, (*args, on_epoch_end), who=what, section=section)
+    # in the judge, the answer's process set it before any cell ran (the grading process told it to)
+    with contextlib.nullcontext() if isinstance(fn, Remote) else processes.large_frees_returned():
+        start = read()
+        result = call(fn, (*args, on_epoch_end), who=what, section=section)
     totals = [_total(r) for r in (start, *readings)]
     if any(t is None for t in totals):
         raise GradingFailure("The memory check cannot grade here: the process's memory could not be read (/proc).")

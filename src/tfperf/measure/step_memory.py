@@ -1,4 +1,5 @@
-"""The memory one call of a compiled step needs, read from XLA's buffer assignment.
+"""The memory one call of a compiled step needs: planned, read from XLA's buffer assignment (:func:`step_memory`),
+and held, measured while it runs (:func:`peak_while`).
 
 Before a function compiled by XLA (``jit_compile=True``) runs, XLA plans every buffer it will use: the entry
 parameters (each argument: the weights, the batch), the results, and the temporaries (activations kept for
@@ -37,3 +38,37 @@ def step_memory(fn: Any, args: Sequence[Any]) -> dict[str, int]:
         else:
             found["temporaries"] += allocation.size
     return found | {"total": sum(found.values())}
+
+
+#: Blocks from this size up are mapped afresh while :func:`peak_while` measures on a CPU (smaller ones may reuse
+#: heap memory that is already resident, and are not seen).
+PEAK_BLOCK_BYTES = 64 << 10
+
+
+def peak_while(fn: Any) -> tuple[Any, int | None, str]:
+    """Call ``fn()``: its result, the most memory the device held during the call beyond what it held just before
+    (bytes; None where it cannot be read), and what was read. On a GPU, TensorFlow's allocator's peak
+    (``reset_memory_stats``, then ``get_memory_info``); on a CPU, the process's peak resident memory (``VmHWM``, reset
+    just before, less ``VmRSS`` then), with every block of :data:`PEAK_BLOCK_BYTES` or more mapped afresh
+    (:func:`tfperf.runtime.processes.large_frees_returned`), so that such a block the call allocates is not one freed
+    earlier and still resident; smaller blocks may be. The CPU's reading counts every thread of the process, the Python ones too."""
+    from tfperf.runtime import device, logs, processes
+
+    tf = logs.tensorflow()
+    if device.device_class() == "gpu":
+        name = device.compute_device().strip("/")
+        tf.config.experimental.reset_memory_stats(name)
+        before = tf.config.experimental.get_memory_info(name)["current"]
+        result = fn()
+        device.sync()
+        return result, tf.config.experimental.get_memory_info(name)["peak"] - before, "TensorFlow's GPU allocator"
+    with processes.large_frees_returned(PEAK_BLOCK_BYTES):
+        device.sync()
+        readable = processes.reset_peak()
+        before = processes.resident_and_peak()
+        result = fn()
+        device.sync()
+        after = processes.resident_and_peak()
+    if not readable or before is None or after is None:
+        return result, None, "the process's peak resident memory (not readable here)"
+    return result, max(0, after[1] - before[0]), "the process's peak resident memory (VmHWM)"

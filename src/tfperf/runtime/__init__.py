@@ -2,7 +2,8 @@
 
 - ``checkout``: ``course_root()``, the folder of the course's checkout.
 - ``processes``: a process tree read from ``/proc``: ``tree()``, ``busy_seconds()`` (its CPU seconds),
-  ``held_bytes()`` (the memory its objects hold), ``gpu_bytes()`` (on a GPU, through NVML).
+  ``held_bytes()`` (the memory its objects hold), ``gpu_bytes()`` (on a GPU, through NVML); this process's
+  ``resident_and_peak()``, ``reset_peak()``, ``return_large_frees()``.
 - ``logs``: TensorFlow imported quietly; ``captured_stderr()`` (Python, file-descriptor level,
   warnings, logging) keeps graded cells' stderr clean; the noise pattern nbgrader ignores.
 - ``sizes``: the ``TFPERF_SIZE`` switch (``full`` / ``ci``), ``pick(full=, ci=)``, sweep ladders.

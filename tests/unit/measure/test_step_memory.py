@@ -74,3 +74,33 @@ def test_allocator_statistics_on_a_cpu_exist_only_with_onednn_operations_on():
 
     assert printed("1") == "answered ['current', 'peak']"
     assert printed("0") == "raised Allocator stats not available for device 'CPU:0'"
+
+
+def test_what_a_call_held_is_its_peak_not_what_it_keeps():
+    """peak_while on a CPU: 40 MB allocated and freed inside the call count; what was held before it does not."""
+    import numpy as np
+
+    from tfperf.measure.step_memory import peak_while
+
+    before = np.ones(5_000_000)  # 40 MB held before the call
+
+    def call():
+        scratch = np.ones(5_000_000)  # 40 MB, freed when it returns
+        return float(scratch[0])
+
+    result, held, read = peak_while(call)
+    assert result == 1.0 and "VmHWM" in read
+    assert 38e6 < held < 48e6, held
+    _, idle, _ = peak_while(lambda: None)
+    assert idle < 4e6, idle
+    del before
+
+
+def test_a_bigger_batch_holds_more_as_its_plan_says():
+    """held_by_batch: the step held more at the larger batch, as XLA planned, and each record has a throughput."""
+    from tfperf.experiments import device_ceilings as dc
+
+    small, large = dc.held_by_batch([64, 2048], width=256, depth=2, dtypes=("float32",))
+    assert large["planned"] > 4 * small["planned"]
+    assert large["held"] > 2 * small["held"], (small, large)
+    assert small["samples_per_second"] > 0 and large["samples_per_second"] > 0
