@@ -1,0 +1,107 @@
+"""The bounds of chapter 5's leak check (``grading.assert_memory_flat``), measured: the reference and the unfixed loop,
+each run in a fresh process forked from one that imported TensorFlow (as the grading fork server does), glibc's mmap
+threshold set as the grading worker sets it, the visible check's call and then the hidden one's, with the
+exercise's inputs. Appends one JSON line per run (load label, kind, the floor read before any call, the readings
+before and at each epoch's end of each call) to OUT.
+
+    python tools/measure/leak_bounds.py OUT.jsonl RUNS LABEL     # measure (LABEL: idle, loaded, ...)
+    python tools/measure/leak_bounds.py --summary OUT.jsonl      # the figures of docs/measurements-grading.md
+"""
+import json, os, sys, time
+from tfperf.runtime import logs, processes
+tf = logs.tensorflow()
+import numpy as np
+from tfperf.experiments import gpu_sync
+
+REFERENCE = '''
+def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses, best = [], None
+    for epoch in range(epochs):
+        epoch_losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        losses.append(float(tf.reduce_mean(epoch_losses)))
+        if best is None or losses[-1] < min(losses[:-1]):
+            best = w.numpy()
+        on_epoch_end(epoch)
+    return best, losses
+'''
+UNFIXED = '''
+def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    history = []
+    for epoch in range(epochs):
+        losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        history.append({"loss": float(tf.reduce_mean(losses)), "weights": w.numpy()})
+        on_epoch_end(epoch)
+    best = min(history, key=lambda h: h["loss"])
+    return best["weights"], [h["loss"] for h in history]
+'''
+CALLS = [(3, 6, 1, 1.0), (2, 16, 2, 34.0)]  # the visible check's, then the hidden one's
+
+
+def run(kind, out):
+    processes.return_large_frees()
+    me = os.getpid()
+    floor = processes.held_bytes(me)
+    ns = {"tf": tf, "gpu_sync": gpu_sync}
+    exec(REFERENCE if kind == "reference" else UNFIXED, ns)
+    calls = []
+    for steps, epochs, seed, scale in CALLS:
+        w0, xs, ys = gpu_sync.make_problem(steps, features=2048, outputs=2048, scale=scale, seed=seed)
+        # the judge sends arrays: the subject makes tensors of them
+        w0, xs, ys = (tf.constant(np.asarray(a)) for a in (w0, xs, ys))
+        readings = [processes.held_bytes(me)]
+        ns["train_best"](w0, xs, ys, epochs, lambda e: readings.append(processes.held_bytes(me)))
+        calls.append(readings)
+    out.write(json.dumps({"kind": kind, "floor": floor, "calls": calls}) + "\n")
+    out.flush()
+
+
+def measure(path, runs, load):
+
+    with open(path, "a") as out:
+        for i in range(runs):
+            for kind in ("reference", "unfixed"):
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        with open(path, "a") as mine:
+                            class Tagged:
+                                def write(self, s): mine.write(s.replace('{"kind"', '{"load": "%s", "kind"' % load, 1))
+                                def flush(self): mine.flush()
+                            run(kind, Tagged())
+                    finally:
+                        os._exit(0)
+                os.waitpid(pid, 0)
+            print(i, flush=True)
+
+
+def summary(path):
+    import statistics
+
+    rows = [json.loads(line) for line in open(path)]
+
+    def later_half(readings):
+        half = (len(readings) - 1) // 2
+        return (readings[-1] - readings[-1 - half]) / 1e6 / half
+
+    for load in sorted({r["load"] for r in rows}):
+        for kind in ("reference", "unfixed"):
+            runs = [r for r in rows if r["load"] == load and r["kind"] == kind]
+            for index, name in ((0, "visible"), (1, "hidden")):
+                if not runs:
+                    continue
+                per = sorted(later_half(r["calls"][index]) for r in runs)
+                peak = sorted((max(r["calls"][index]) - r["floor"]) / 1e6 for r in runs)
+                print(
+                    f"{load:6s} {kind:9s} {name:7s} n={len(runs):3d} later half, MB an epoch: min {per[0]:.2f} "
+                    f"median {statistics.median(per):.2f} max {per[-1]:.2f}; most held over the floor, MB: "
+                    f"min {peak[0]:.1f} median {statistics.median(peak):.1f} max {peak[-1]:.1f}"
+                )
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--summary":
+        summary(sys.argv[2])
+    else:
+        measure(sys.argv[1], int(sys.argv[2]), sys.argv[3])
