@@ -8,34 +8,25 @@ before and at each epoch's end of each call) to OUT.
     python tools/measure/leak_bounds.py --summary OUT.jsonl      # the figures of docs/measurements-grading.md
 """
 import json, os, sys, time
+from pathlib import Path
 from tfperf.runtime import logs, processes
 tf = logs.tensorflow()
 import numpy as np
 from tfperf.experiments import gpu_sync
 
-REFERENCE = '''
-def train_best(w0, xs, ys, epochs, on_epoch_end):
-    w = tf.Variable(w0)
-    losses, best = [], None
-    for epoch in range(epochs):
-        epoch_losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
-        losses.append(float(tf.reduce_mean(epoch_losses)))
-        if best is None or losses[-1] < min(losses[:-1]):
-            best = w.numpy()
-        on_epoch_end(epoch)
-    return best, losses
-'''
-UNFIXED = '''
-def train_best(w0, xs, ys, epochs, on_epoch_end):
-    w = tf.Variable(w0)
-    history = []
-    for epoch in range(epochs):
-        losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
-        history.append({"loss": float(tf.reduce_mean(losses)), "weights": w.numpy()})
-        on_epoch_end(epoch)
-    best = min(history, key=lambda h: h["loss"])
-    return best["weights"], [h["loss"] for h in history]
-'''
+def _cells():
+    """The given cell (``train_best_unfixed``) and the reference answer (``train_best``) of the solutions notebook."""
+    notebook = json.loads(
+        (Path(__file__).resolve().parents[2] / "solutions/05_gpu_sync/gpu_sync_pitfalls.ipynb").read_text()
+    )
+    found = {}
+    for cell in notebook["cells"]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in ("leak_given", "train_best"):
+            found[grade_id] = "".join(line for line in cell["source"] if "### " not in line)
+    return found
+
+
 CALLS = [(3, 6, 1, 1.0), (2, 16, 2, 34.0)]  # the visible check's, then the hidden one's
 
 
@@ -43,8 +34,13 @@ def run(kind, out):
     processes.return_large_frees()
     me = os.getpid()
     floor = processes.held_bytes(me)
-    ns = {"tf": tf, "gpu_sync": gpu_sync}
-    exec(REFERENCE if kind == "reference" else UNFIXED, ns)
+    ns = {"tf": tf, "gpu_sync": gpu_sync, "__name__": "leak_bounds"}
+    cells = _cells()
+    exec(cells["leak_given"], ns)
+    if kind == "reference":
+        exec(cells["train_best"], ns)
+    else:
+        ns["train_best"] = ns["train_best_unfixed"]
     calls = []
     for steps, epochs, seed, scale in CALLS:
         w0, xs, ys = gpu_sync.make_problem(steps, features=2048, outputs=2048, scale=scale, seed=seed)

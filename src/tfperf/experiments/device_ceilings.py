@@ -326,6 +326,25 @@ def held_by_batch(
     return records
 
 
+def _against_batch(ax, records, y: str, prefix: str, style: str, ylabel: str) -> None:
+    """``y`` of ``records`` against their batch size, one line per ``line``, both axes logarithmic."""
+    from tfperf.lesson import plots
+
+    plots.plot_lines(
+        ax,
+        records,
+        x="batch",
+        y=y,
+        group="line",
+        label_prefix=prefix,
+        logx=True,
+        logy=True,
+        linestyle=style,
+        xlabel="batch size (samples)",
+        ylabel=ylabel,
+    )
+
+
 def plot_held(fig, runs) -> None:
     """Runs of :func:`held_by_batch`: memory held by one step (solid) and planned by XLA (dashed) against the batch
     size, and the samples per second, per dtype."""
@@ -336,34 +355,12 @@ def plot_held(fig, runs) -> None:
         held = [dict(r, line=f"held, {r['dtype']}", mb=r["held"] / 1e6) for r in run.records if r["held"] is not None]
         planned = [dict(r, line=f"planned, {r['dtype']}", mb=r["planned"] / 1e6) for r in run.records]
         for records, dash in ((held, style), (planned, "--")):
-            plots.plot_lines(
-                memory,
-                records,
-                x="batch",
-                y="mb",
-                group="line",
-                label_prefix=prefix,
-                logx=True,
-                logy=True,
-                linestyle=dash,
-                xlabel="batch size (samples)",
-                ylabel="MB beyond the step's arguments",
-            )
-        plots.plot_lines(
-            speed,
-            [dict(r, line=r["dtype"]) for r in run.records],
-            x="batch",
-            y="samples_per_second",
-            group="line",
-            label_prefix=prefix,
-            logx=True,
-            logy=True,
-            linestyle=style,
-            xlabel="batch size (samples)",
-            ylabel="samples per second",
-        )
-    memory.set_title("One step's memory: held (solid), planned (dashed)")
-    speed.set_title("Throughput of the step")
+            _against_batch(memory, records, "mb", prefix, dash, "MB beyond the step's arguments")
+        speed_records = [dict(r, line=r["dtype"]) for r in run.records]
+        _against_batch(speed, speed_records, "samples_per_second", prefix, style, "samples per second")
+    memory.set_title("One step's memory: held, planned (dashed)", fontsize=9)
+    speed.set_title("Its throughput", fontsize=9)
+    fig.tight_layout()
     plots.legend(memory, runs, fontsize=7)
     plots.legend(speed, runs, fontsize=7)
 
@@ -391,19 +388,7 @@ def plot_memory(fig, runs) -> None:
     for run, prefix, style in plots.each_run(runs):
         for what in ("total", "temporaries"):
             records = [dict(r, line=f"{what}, {r['dtype']}", mb=r[what] / 1e6) for r in run.records]
-            plots.plot_lines(
-                ax,
-                records,
-                x="batch",
-                y="mb",
-                group="line",
-                label_prefix=prefix,
-                logx=True,
-                logy=True,
-                linestyle=style,
-                xlabel="batch size (samples)",
-                ylabel="MB that XLA allocates for one step",
-            )
+            _against_batch(ax, records, "mb", prefix, style, "MB that XLA allocates for one step")
     weights = {r["weights"] for run in runs for r in run.records}
     for value in sorted(weights):
         ax.axhline(value / 1e6, color="grey", linestyle=":", linewidth=1)
