@@ -7,12 +7,20 @@ before and at each epoch's end of each call) to OUT.
     python tools/measure/leak_bounds.py OUT.jsonl RUNS LABEL     # measure (LABEL: idle, loaded, ...)
     python tools/measure/leak_bounds.py --summary OUT.jsonl      # the figures of docs/measurements-grading.md
 """
-import json, os, sys, time
+
+import json
+import os
+import statistics
+import sys
 from pathlib import Path
-from tfperf.runtime import logs, processes
-tf = logs.tensorflow()
+
 import numpy as np
+
 from tfperf.experiments import gpu_sync
+from tfperf.runtime import logs, processes
+
+tf = logs.tensorflow()
+
 
 def _cells():
     """The given cell (``train_best_unfixed``) and the reference answer (``train_best``) of the solutions notebook."""
@@ -30,7 +38,7 @@ def _cells():
 CALLS = [(3, 6, 1, 1.0), (2, 16, 2, 34.0)]  # the visible check's, then the hidden one's
 
 
-def run(kind, out):
+def run(kind, load, out):
     processes.return_large_frees()
     me = os.getpid()
     floor = processes.held_bytes(me)
@@ -49,32 +57,27 @@ def run(kind, out):
         readings = [processes.held_bytes(me)]
         ns["train_best"](w0, xs, ys, epochs, lambda e: readings.append(processes.held_bytes(me)))
         calls.append(readings)
-    out.write(json.dumps({"kind": kind, "floor": floor, "calls": calls}) + "\n")
+    out.write(json.dumps({"load": load, "kind": kind, "floor": floor, "calls": calls}) + "\n")
     out.flush()
 
 
-def measure(path, runs, load):
+def measure(path: str, runs: int, load: str) -> None:
+    """``runs`` pairs (the reference, then the unfixed loop), each in a process forked from this one."""
 
-    with open(path, "a") as out:
-        for i in range(runs):
-            for kind in ("reference", "unfixed"):
-                pid = os.fork()
-                if pid == 0:
-                    try:
-                        with open(path, "a") as mine:
-                            class Tagged:
-                                def write(self, s): mine.write(s.replace('{"kind"', '{"load": "%s", "kind"' % load, 1))
-                                def flush(self): mine.flush()
-                            run(kind, Tagged())
-                    finally:
-                        os._exit(0)
-                os.waitpid(pid, 0)
-            print(i, flush=True)
+    for i in range(runs):
+        for kind in ("reference", "unfixed"):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    with open(path, "a") as mine:
+                        run(kind, load, mine)
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+        print(i, flush=True)
 
 
-def summary(path):
-    import statistics
-
+def summary(path: str) -> None:
     rows = [json.loads(line) for line in open(path)]
 
     def later_half(readings):
