@@ -338,6 +338,7 @@ def grade_exercise(
     with _worker_process(env_for, sandboxed=sandboxed, forked=forked, course=course) as (process, workdir):
         worker_record = Path(workdir) / "record.jsonl"
         worker = _Replies(process, key, timeout)
+        worker.folders = (workdir,)
         problem = None
         untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
         unwatched: list = []  # test cells that passed in the worker, whose prints are not yet read from here
@@ -375,7 +376,9 @@ def grade_exercise(
                 if message.get(kind) != which or len(REPORT_KINDS & message.keys()) != 1:
                     raise _Stopped("its reports came out of order: the answer wrote into them.")
                 if kind == "held":  # no answer ran yet: what its processes hold now is the memory checks' floor
-                    worker.before_answer = worker.memory()["held"]
+                    if any("assert_memory_flat" in source for source in exercise.test_sources):
+                        floor = worker.memory()
+                        worker.before_answer, worker.before_answer_resident = floor["held"], floor["resident"]
                     worker.go()
                 if kind == "cell" and which == exercise.answer_position and message.get("error"):
                     answer_error = _error(message["error"])
@@ -543,7 +546,7 @@ class _Judge:
             reply, arrays = message
             if reply.get("probe") != "memory" or "call" not in reply:
                 break
-            self._send(subject.memory())
+            self._send(subject.memory(reset=bool(reply.get("reset"))))
         if "called_back" in reply:
             return {"do": "called_back", "called_back": reply["called_back"]}, arrays
         return {
@@ -604,7 +607,7 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     calls of the check's functions go to the judge meanwhile: ``called_back(header, arrays)`` gives the reply."""
     probe = message.get("probe") if message.get("probe") in judge.PROBES else None
     if probe == "memory":  # read here, from outside the subject: nothing is asked of it
-        return subject.memory(), []
+        return subject.memory(reset=bool(message.get("reset"))), []
     request = {"do": "call", "function": str(message.get("call")), "args": message.get("args"), "probe": probe}
     request |= {k: message[k] for k in ("kinds", "names") if k in message}
     token = subject.output.token() if probe is None and subject.output is not None else None
@@ -670,6 +673,8 @@ class _Replies:
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
         self.relayed = 0  # the judge's calls relayed to it (``_relay``)
         self.before_answer: int | None = None  # the memory its processes held just before the answer cell ran
+        self.before_answer_resident: int | None = None  # and all their resident memory then
+        self.folders: tuple[str, ...] = ()  # its working folder, as this process sees it
         self.messages = _messages_of(process.stdout)
 
     def next(self, wait: float | None = None) -> tuple[dict, list]:
@@ -720,15 +725,25 @@ class _Replies:
         except OSError:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
 
-    def memory(self) -> dict:
-        """The memory the worker's processes hold now, read here in ``/proc`` (and NVML), never asked of them
-        (:func:`tfperf.runtime.processes.held_bytes`, :func:`~tfperf.runtime.processes.gpu_bytes`); with what they
-        held before the answer cell ran."""
+    def memory(self, reset: bool = False) -> dict:
+        """What the worker's processes hold now, read here in ``/proc`` (and NVML), never asked of them: ``held``
+        (their objects' memory, :func:`tfperf.runtime.processes.held_bytes`), ``resident`` and ``peak`` (all their
+        resident memory now, and at its peak since the last ``reset``), each with the bytes of the files they wrote
+        where they can (:func:`~tfperf.runtime.processes.written_bytes`); ``gpu``; and ``held`` and ``resident``
+        before the answer cell ran."""
         root = self.serving or self.process.pid  # a sandbox's own process (bubblewrap) holds next to nothing
+        if reset:
+            processes.reset_peaks(root)
+        inside = self.serving or processes.tree(root)[-1]  # a process inside the sandbox: its /tmp is the sandbox's
+        files = processes.written_bytes(inside, self.folders)
+        held, resident, peak = processes.held_bytes(root), processes.resident_bytes(root), processes.peak_bytes(root)
         return {
-            "held": processes.held_bytes(root),
+            "held": None if held is None else held + files,
+            "resident": None if resident is None else resident + files,
+            "peak": None if peak is None else peak + files,
             "gpu": processes.gpu_bytes(processes.tree(root)),
             "before_answer": self.before_answer,
+            "before_answer_resident": self.before_answer_resident,
         }
 
     def end(self) -> None:

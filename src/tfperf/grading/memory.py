@@ -44,6 +44,7 @@ def assert_memory_flat(
     section: str | None = None,
     per_epoch_mb: float = 8.0,
     budget_mb: float = 170.0,
+    peak_extra_mb: float = 60.0,
 ) -> Any:
     """Call ``fn(*args, on_epoch_end)`` and fail if the memory its process holds grows from epoch to epoch.
 
@@ -51,21 +52,26 @@ def assert_memory_flat(
     at every ``on_epoch_end``, with freed large blocks given back to the system
     (:func:`tfperf.runtime.processes.large_frees_returned`); over the later half of the epochs (the first ones may set up
     what later ones reuse: a trace, TensorFlow's thread pools and caches) it may grow by at most ``per_epoch_mb`` an
-    epoch on average. In the judge, no reading may also exceed what the answer's process held before the answer
-    cell ran by more than ``budget_mb`` (what a first training run sets up). Returns what ``fn`` returned.
+    epoch on average. In the judge, where the grading process reads the answer's process (the files it wrote where
+    it can write count as held), no reading may also exceed what it held before the answer cell ran by more than
+    ``budget_mb`` (what a first training run sets up), nor its peak resident memory during the call (at any moment,
+    not only at the epochs' ends) what it had then by more than ``budget_mb + peak_extra_mb`` (with the pages of
+    code a first run loads). Returns what ``fn`` returned.
     """
     from tfperf.grading.remote import Remote
 
-    read = (lambda: fn.probe("memory")) if isinstance(fn, Remote) else _read_here
+    judged = isinstance(fn, Remote)
+    read = (lambda **detail: fn.probe("memory", **detail)) if judged else (lambda **detail: _read_here())
     readings: list[dict] = []
 
     def on_epoch_end(epoch: int = -1) -> None:
         readings.append(read())
 
     # in the judge, the answer's process set it before any cell ran (the grading process told it to)
-    with contextlib.nullcontext() if isinstance(fn, Remote) else processes.large_frees_returned():
-        start = read()
+    with contextlib.nullcontext() if judged else processes.large_frees_returned():
+        start = read(reset=True)  # in the judge: the peak counted from here
         result = call(fn, (*args, on_epoch_end), who=what, section=section)
+        end = read()
     totals = [_total(r) for r in (start, *readings)]
     if any(t is None for t in totals):
         raise GradingFailure("The memory check cannot grade here: the process's memory could not be read (/proc).")
@@ -85,13 +91,21 @@ def assert_memory_flat(
             f"{steps}). Something keeps each epoch's objects alive: look for lists, dicts or caches that grow with "
             f"the epochs, and keep only what the result needs.{reread(section)}"
         )
-    before = start.get("before_answer")
+    before, resident = start.get("before_answer"), start.get("before_answer_resident")
     if isinstance(before, (int, float)):
-        peak = max(totals) - float(before)
-        if peak > budget_mb * MB:
+        most = max(totals) - float(before)
+        if most > budget_mb * MB:
             raise GradingFailure(
-                f"The process running {what} held {peak / MB:.0f} MB more than before the answer cell ran; at most "
+                f"The process running {what} held {most / MB:.0f} MB more than before the answer cell ran; at most "
                 f"{budget_mb:g} MB expected (what a first training run sets up). Memory the answer holds beside the "
-                f"training counts too.{reread(section)}"
+                f"training, or in files, counts too.{reread(section)}"
+            )
+    if isinstance(resident, (int, float)) and isinstance(end.get("peak"), (int, float)):
+        peak = float(end["peak"]) - float(resident)  # at any moment of the call, not only at the epochs' ends
+        if peak > (budget_mb + peak_extra_mb) * MB:
+            raise GradingFailure(
+                f"The process running {what} held, at its peak during the call, {peak / MB:.0f} MB more than before "
+                f"the answer cell ran; at most {budget_mb + peak_extra_mb:g} MB expected. What it holds between the "
+                f"epochs' ends counts too.{reread(section)}"
             )
     return result

@@ -153,3 +153,81 @@ def reset_peak() -> bool:
     except OSError:
         return False
     return True
+
+
+def _status_sum(pid: int, prefix: str) -> int | None:
+    """A ``/proc/PID/status`` line (in kB) summed over process ``pid`` and every process below it, in bytes."""
+    total, read = 0, False
+    for member in tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith(prefix):
+                    total, read = total + int(line.split()[1]) * 1024, True
+        except OSError:
+            continue
+    return total if read else None
+
+
+def resident_bytes(pid: int) -> int | None:
+    """The resident memory of process ``pid`` and every process below it now (``VmRSS``: anonymous, file and shared
+    pages), in bytes."""
+    return _status_sum(pid, "VmRSS:")
+
+
+def peak_bytes(pid: int) -> int | None:
+    """The peak resident memory of process ``pid`` and of every process below it (``VmHWM``, each its own peak since
+    it started or since :func:`reset_peaks`), summed, in bytes."""
+    return _status_sum(pid, "VmHWM:")
+
+
+def reset_peaks(pid: int) -> bool:
+    """Make the peak resident memory of process ``pid`` and of every process below it their resident memory now
+    (``/proc/PID/clear_refs``, as :func:`reset_peak` does for this process): whether every one could be reset."""
+    done = True
+    for member in tree(pid):
+        try:
+            Path(f"/proc/{member}/clear_refs").write_text("5")
+        except OSError:
+            done = False
+    return done
+
+
+def _files_on_one_device(top: str) -> int:
+    """Bytes of the regular files under ``top``, not descending into another file system (a bind mount)."""
+    try:
+        device = os.stat(top).st_dev
+    except OSError:
+        return 0
+    total = 0
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = [d for d in subfolders if _same_device(os.path.join(folder, d), device)]
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if stat.st_dev == device and not os.path.islink(os.path.join(folder, name)):
+                total += stat.st_size
+    return total
+
+
+def _same_device(path: str, device: int) -> bool:
+    try:
+        return os.lstat(path).st_dev == device
+    except OSError:
+        return False
+
+
+def written_bytes(pid: int, folders: tuple[str, ...] = ()) -> int:
+    """Bytes of the files that process ``pid`` can keep beside its memory: its own ``/tmp`` and ``/dev/shm`` as it
+    sees them (``/proc/PID/root``: a sandbox's private ones; only their own file systems), and ``folders`` (its
+    working folder, as this process sees it)."""
+    root = f"/proc/{pid}/root"
+    try:  # not in a mount namespace of its own (a sandbox's): its /tmp is everyone's, not its own
+        own = os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        own = True
+    places = () if own else ("/tmp", "/dev/shm")
+    return sum(_files_on_one_device(f"{root}{place}") for place in places) + sum(
+        _files_on_one_device(folder) for folder in folders
+    )

@@ -307,3 +307,104 @@ SUBMISSIONS += [
         name="leak_hidden_by_ballast", edits={"train_best": _LEAK_HIDDEN_BY_BALLAST}, expected={"leak_tests": 0.0}
     ),
 ]
+
+
+# An outsider's attacks on the leak check (a helper in a fresh context, told how it is graded), and honest fixes.
+# Every reading taken before any training, the leaking loop run after the last: its peak during the call counts.
+_LEAK_READINGS_FIRST = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    for epoch in range(epochs):
+        on_epoch_end(epoch)
+    return train_best_unfixed(w0, xs, ys, epochs, lambda epoch: None)
+"""
+# Every epoch's weights written to /dev/shm (memory, not mapped into the process): the sandbox's files count.
+_LEAK_INTO_DEV_SHM = """import numpy as np
+def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    history = []
+    for epoch in range(epochs):
+        losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        path = "/dev/shm/tfperf_attack_leak_epoch_" + str(epoch) + ".npy"
+        np.save(path, w.numpy())
+        history.append({"loss": float(tf.reduce_mean(losses)), "weights": path})
+        on_epoch_end(epoch)
+    best = min(history, key=lambda h: h["loss"])
+    return np.load(best["weights"]), [h["loss"] for h in history]
+"""
+# Keeps epoch 2's weights and the last: right where the best is the second or the last, wrong elsewhere.
+_LEAK_GUESSES_THE_BEST = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses, second = [], None
+    for epoch in range(epochs):
+        step = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        losses.append(float(tf.reduce_mean(step)))
+        if epoch == 1:
+            second = w.numpy()
+        on_epoch_end(epoch)
+    if epochs > 1 and losses[1] < losses[-1]:
+        return second, losses
+    return w.numpy(), losses
+"""
+# Keeps every epoch's weights for the first quarter of the epochs: a leak that grows with the epochs, but where the
+# slope is not read, and under the budget at the checks' sizes.
+_LEAK_FIRST_QUARTER = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    history = []
+    for epoch in range(epochs):
+        losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        history.append({"loss": float(tf.reduce_mean(losses)), "weights": w.numpy()})
+        if epoch >= epochs // 4 - 1:
+            best = min(history, key=lambda h: h["loss"])
+            history = [h if h is best else {"loss": h["loss"], "weights": None} for h in history]
+        on_epoch_end(epoch)
+    best = min(history, key=lambda h: h["loss"])
+    return best["weights"], [h["loss"] for h in history]
+"""
+# Honest: only the losses kept; the best epoch trained again from w0 (the steps are deterministic).
+_LEAK_TRAIN_AGAIN = """def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    losses = []
+    for epoch in range(epochs):
+        step_losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        losses.append(float(tf.reduce_mean(step_losses)))
+        on_epoch_end(epoch)
+    best_epoch = losses.index(min(losses))
+    w.assign(w0)                                  # train again, deterministically, up to the best epoch
+    for epoch in range(best_epoch + 1):
+        for i in range(xs.shape[0]):
+            gpu_sync.train_step(w, xs[i], ys[i])
+    return w.numpy(), losses
+"""
+# Honest: one buffer, filled with np.copyto when an epoch is the best so far.
+_LEAK_ONE_BUFFER = """import numpy as np
+def train_best(w0, xs, ys, epochs, on_epoch_end):
+    w = tf.Variable(w0)
+    best = np.empty(w.shape, dtype=np.float32)
+    best_loss = None
+    losses = []
+    for epoch in range(epochs):
+        step_losses = [gpu_sync.train_step(w, xs[i], ys[i]) for i in range(xs.shape[0])]
+        loss = float(tf.reduce_mean(step_losses))
+        losses.append(loss)
+        if best_loss is None or loss < best_loss:
+            best_loss = loss
+            np.copyto(best, w.numpy())
+        on_epoch_end(epoch)
+    return best, losses
+"""
+
+SUBMISSIONS += [
+    Submission(name="leak_readings_first", edits={"train_best": _LEAK_READINGS_FIRST}, expected={"leak_tests": 0.0}),
+    Submission(name="leak_into_dev_shm", edits={"train_best": _LEAK_INTO_DEV_SHM}, expected={"leak_tests": 0.0}),
+    Submission(
+        name="leak_guesses_the_best", edits={"train_best": _LEAK_GUESSES_THE_BEST}, expected={"leak_tests": 0.0}
+    ),
+    Submission(
+        name="leak_first_quarter",
+        edits={"train_best": _LEAK_FIRST_QUARTER},
+        expected={"leak_tests": 0.0},
+        gap="a leak bounded by a quarter of the epochs (4 copies in 16) stays under the budget and outside the "
+        "later half whose slope is read",
+    ),
+    Submission(name="leak_train_again", edits={"train_best": _LEAK_TRAIN_AGAIN}),
+    Submission(name="leak_one_buffer", edits={"train_best": _LEAK_ONE_BUFFER}),
+]
