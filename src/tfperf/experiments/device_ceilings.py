@@ -360,7 +360,6 @@ def plot_held(fig, runs) -> None:
         _against_batch(speed, speed_records, "samples_per_second", prefix, style, "samples per second")
     memory.set_title("One step's memory: held, planned (dashed)", fontsize=9)
     speed.set_title("Its throughput", fontsize=9)
-    fig.tight_layout()
     plots.legend(memory, runs, fontsize=7)
     plots.legend(speed, runs, fontsize=7)
 
