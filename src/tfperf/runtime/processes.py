@@ -90,20 +90,37 @@ def large_frees_returned(threshold: int = LARGE_BYTES):
 HELD_LINES = ("RssAnon:", "RssShmem:")
 
 
-def held_bytes(pid: int) -> int | None:
-    """The memory the objects of process ``pid`` and every process below it hold now (:data:`HELD_LINES`), read
-    from outside them in ``/proc``: None where even the first cannot be read."""
+def _status_sum(pids: list[int], prefixes: tuple[str, ...]) -> int | None:
+    """The ``/proc/PID/status`` lines starting with ``prefixes`` (in kB), summed over ``pids``, in bytes: None where
+    none could be read (a process gone meanwhile is left out)."""
     total, read = 0, False
-    for member in tree(pid):
+    for member in pids:
         try:
             lines = Path(f"/proc/{member}/status").read_text().splitlines()
         except OSError:
-            continue  # gone meanwhile
+            continue
         for line in lines:
-            if line.startswith(HELD_LINES):
-                total += int(line.split()[1]) * 1024  # kB
-                read = True
+            if line.startswith(prefixes):
+                total, read = total + int(line.split()[1]) * 1024, True
     return total if read else None
+
+
+def _clear_refs(pids: list[int]) -> bool:
+    """Reset the peak resident memory (``VmHWM``) of ``pids`` to their resident memory now, by writing 5 to their
+    ``/proc/PID/clear_refs`` (proc(5), Linux 4.0 and later): whether every one could be reset."""
+    done = True
+    for member in pids:
+        try:
+            Path(f"/proc/{member}/clear_refs").write_text("5")
+        except OSError:
+            done = False
+    return done
+
+
+def held_bytes(pid: int) -> int | None:
+    """The memory the objects of process ``pid`` and every process below it hold now (:data:`HELD_LINES`), read
+    from outside them in ``/proc``: None where none can be read."""
+    return _status_sum(tree(pid), HELD_LINES)
 
 
 def gpu_bytes(pids: list[int]) -> int | None:
@@ -133,63 +150,33 @@ def gpu_bytes(pids: list[int]) -> int | None:
 
 
 def resident_and_peak() -> tuple[int, int] | None:
-    """This process's resident memory now and at its peak (``VmRSS``, ``VmHWM`` of ``/proc/self/status``), in bytes;
-    None where they cannot be read."""
-    found = {}
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                found[line[:5]] = int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return (found["VmRSS"], found["VmHWM"]) if len(found) == 2 else None
+    """This process's resident memory now and at its peak (``VmRSS``, ``VmHWM``), in bytes; None where they cannot
+    be read."""
+    now, peak = _status_sum([os.getpid()], ("VmRSS:",)), _status_sum([os.getpid()], ("VmHWM:",))
+    return None if now is None or peak is None else (now, peak)
 
 
 def reset_peak() -> bool:
-    """Make this process's peak resident memory (``VmHWM``) its resident memory now, by writing 5 to
-    ``/proc/self/clear_refs`` (proc(5), Linux 4.0 and later): whether it could."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return True
-
-
-def _status_sum(pid: int, prefix: str) -> int | None:
-    """A ``/proc/PID/status`` line (in kB) summed over process ``pid`` and every process below it, in bytes."""
-    total, read = 0, False
-    for member in tree(pid):
-        try:
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith(prefix):
-                    total, read = total + int(line.split()[1]) * 1024, True
-        except OSError:
-            continue
-    return total if read else None
+    """Make this process's peak resident memory (``VmHWM``) its resident memory now: whether it could."""
+    return _clear_refs([os.getpid()])
 
 
 def resident_bytes(pid: int) -> int | None:
     """The resident memory of process ``pid`` and every process below it now (``VmRSS``: anonymous, file and shared
     pages), in bytes."""
-    return _status_sum(pid, "VmRSS:")
+    return _status_sum(tree(pid), ("VmRSS:",))
 
 
 def peak_bytes(pid: int) -> int | None:
     """The peak resident memory of process ``pid`` and of every process below it (``VmHWM``, each its own peak since
     it started or since :func:`reset_peaks`), summed, in bytes."""
-    return _status_sum(pid, "VmHWM:")
+    return _status_sum(tree(pid), ("VmHWM:",))
 
 
 def reset_peaks(pid: int) -> bool:
-    """Make the peak resident memory of process ``pid`` and of every process below it their resident memory now
-    (``/proc/PID/clear_refs``, as :func:`reset_peak` does for this process): whether every one could be reset."""
-    done = True
-    for member in tree(pid):
-        try:
-            Path(f"/proc/{member}/clear_refs").write_text("5")
-        except OSError:
-            done = False
-    return done
+    """:func:`reset_peak` for process ``pid`` and every process below it (from outside: a process that is not
+    dumpable, as the fork server's workers, cannot be reset): whether every one could be."""
+    return _clear_refs(tree(pid))
 
 
 def _files_on_one_device(top: str) -> int:
