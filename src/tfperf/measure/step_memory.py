@@ -8,7 +8,7 @@ share memory. The allocations of that plan are what one call holds at once. They
 ``HloProto`` (``experimental_get_compiler_ir(...)(stage="optimized_hlo_proto_serialized")``, its
 ``buffer_assignment``): the same on a CPU and a GPU, where TensorFlow's allocator statistics
 (``tf.config.experimental.get_memory_info``) are documented for GPUs only
-(on a CPU they exist only where oneDNN's operations are on).
+(on a CPU they exist only where oneDNN's operations are on, and :func:`peak_while` reads them there).
 """
 
 from __future__ import annotations
@@ -47,21 +47,27 @@ PEAK_BLOCK_BYTES = 64 << 10
 
 def peak_while(fn: Any) -> tuple[Any, int | None, str]:
     """Call ``fn()``: its result, the most memory the device held during the call beyond what it held just before
-    (bytes; None where it cannot be read), and what was read. On a GPU, TensorFlow's allocator's peak
-    (``reset_memory_stats``, then ``get_memory_info``); on a CPU, the process's peak resident memory (``VmHWM``, reset
-    just before, less ``VmRSS`` then), with every block of :data:`PEAK_BLOCK_BYTES` or more mapped afresh
-    (:func:`tfperf.runtime.processes.large_frees_returned`), so that such a block the call allocates is not one freed
-    earlier and still resident; smaller blocks may be. The CPU's reading counts every thread of the process, the Python ones too."""
+    (bytes; None where it cannot be read), and what was read. Where TensorFlow's allocator keeps statistics for
+    the device (a GPU; a CPU where oneDNN's operations are on, whose allocator pools freed blocks), its peak
+    (``reset_memory_stats``, then ``get_memory_info``); on other CPUs, the process's peak resident memory
+    (``VmHWM``, reset just before, less ``VmRSS`` then), with every block of :data:`PEAK_BLOCK_BYTES` or more mapped
+    afresh (:func:`tfperf.runtime.processes.large_frees_returned`), so that such a block the call allocates is not
+    one freed earlier and still resident; smaller blocks may be. That reading counts every thread of the process,
+    the Python ones too."""
     from tfperf.runtime import device, logs, processes
 
     tf = logs.tensorflow()
-    if device.device_class() == "gpu":
-        name = device.compute_device().strip("/")
+    name = device.compute_device().strip("/")
+    try:
         tf.config.experimental.reset_memory_stats(name)
+    except ValueError:  # a CPU without oneDNN's operations: no statistics kept
+        pass
+    else:
         before = tf.config.experimental.get_memory_info(name)["current"]
         result = fn()
         device.sync()
-        return result, tf.config.experimental.get_memory_info(name)["peak"] - before, "TensorFlow's GPU allocator"
+        kind = "GPU" if device.device_class() == "gpu" else "CPU (oneDNN's)"
+        return result, tf.config.experimental.get_memory_info(name)["peak"] - before, f"TensorFlow's {kind} allocator"
     with processes.large_frees_returned(PEAK_BLOCK_BYTES):
         device.sync()
         readable = processes.reset_peak()
