@@ -1,5 +1,5 @@
 """The memory one call of a compiled step needs: planned, read from XLA's buffer assignment (:func:`step_memory`),
-and held, measured while it runs (:func:`peak_while`).
+and held, measured while it runs (:func:`peak_while`, :func:`resident_peak_while`).
 
 Before a function compiled by XLA (``jit_compile=True``) runs, XLA plans every buffer it will use: the entry
 parameters (each argument: the weights, the batch), the results, and the temporaries (activations kept for
@@ -49,25 +49,31 @@ def peak_while(fn: Any) -> tuple[Any, int | None, str]:
     """Call ``fn()``: its result, the most memory the device held during the call beyond what it held just before
     (bytes; None where it cannot be read), and what was read. Where TensorFlow's allocator keeps statistics for
     the device (a GPU; a CPU where oneDNN's operations are on, whose allocator pools freed blocks), its peak
-    (``reset_memory_stats``, then ``get_memory_info``); on other CPUs, the process's peak resident memory
-    (``VmHWM``, reset just before, less ``VmRSS`` then), with every block of :data:`PEAK_BLOCK_BYTES` or more mapped
-    afresh (:func:`tfperf.runtime.processes.large_frees_returned`), so that such a block the call allocates is not
-    one freed earlier and still resident; smaller blocks may be. That reading counts every thread of the process,
-    the Python ones too."""
-    from tfperf.runtime import device, logs, processes
+    (``reset_memory_stats``, then ``get_memory_info``); on other CPUs, :func:`resident_peak_while`."""
+    from tfperf.runtime import device, logs
 
     tf = logs.tensorflow()
     name = device.compute_device().strip("/")
     try:
         tf.config.experimental.reset_memory_stats(name)
     except ValueError:  # a CPU without oneDNN's operations: no statistics kept
-        pass
-    else:
-        before = tf.config.experimental.get_memory_info(name)["current"]
-        result = fn()
-        device.sync()
-        kind = "GPU" if device.device_class() == "gpu" else "CPU (oneDNN's)"
-        return result, tf.config.experimental.get_memory_info(name)["peak"] - before, f"TensorFlow's {kind} allocator"
+        return resident_peak_while(fn)
+    before = tf.config.experimental.get_memory_info(name)["current"]
+    result = fn()
+    device.sync()
+    kind = "GPU" if device.device_class() == "gpu" else "CPU (oneDNN's)"
+    return result, tf.config.experimental.get_memory_info(name)["peak"] - before, f"TensorFlow's {kind} allocator"
+
+
+def resident_peak_while(fn: Any) -> tuple[Any, int | None, str]:
+    """Call ``fn()``: its result, the process's peak resident memory during the call (``VmHWM``, reset just before)
+    less its resident memory just before (bytes; None where Linux's counters cannot be read), and what was read.
+    Every block of :data:`PEAK_BLOCK_BYTES` or more is mapped afresh meanwhile
+    (:func:`tfperf.runtime.processes.large_frees_returned`), so that such a block the call allocates is not one
+    freed earlier and still resident; smaller blocks may be. It counts every thread of the process, the Python
+    ones too, and none of what an allocator that pools freed blocks reuses."""
+    from tfperf.runtime import device, processes
+
     with processes.large_frees_returned(PEAK_BLOCK_BYTES):
         device.sync()
         readable = processes.reset_peak()

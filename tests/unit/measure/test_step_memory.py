@@ -77,10 +77,11 @@ def test_allocator_statistics_on_a_cpu_exist_only_with_onednn_operations_on():
 
 
 def test_what_a_call_held_is_its_peak_not_what_it_keeps():
-    """peak_while on a CPU: 40 MB allocated and freed inside the call count; what was held before it does not."""
+    """resident_peak_while (peak_while on a CPU without oneDNN's operations): 40 MB allocated and freed inside the
+    call count; what was held before it does not."""
     import numpy as np
 
-    from tfperf.measure.step_memory import peak_while
+    from tfperf.measure.step_memory import resident_peak_while as peak_while
 
     before = np.ones(5_000_000)  # 40 MB held before the call
 
