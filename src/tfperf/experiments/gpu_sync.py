@@ -383,6 +383,107 @@ def plot_epoch_times(fig, runs) -> None:
     ax_time.legend(fontsize=8)
 
 
+MODEL_LOOP_KINDS = (
+    "built and called",
+    "built and called, clear_session",
+    "built and trained",
+    "built and trained, clear_session",
+    "one model trained again, weights reset",
+)
+
+
+def models_in_a_loop(kind: str, *, models: int = 20, progress: Progress | None = None) -> list[dict]:
+    """Make ``models`` small Keras models one after another, as a hyper-parameter search does, and record after each
+    the MB this process holds more than after the first (``held_mb``, :func:`tfperf.runtime.processes.held_bytes`
+    after a garbage collection; large freed blocks given back to the system meanwhile) and how many gradient
+    functions TensorFlow has registered for the whole process (``registered_gradients``, the ``CustomGradient-``
+    entries of its gradient registry). ``kind``, one of :data:`MODEL_LOOP_KINDS`: each model called on a batch, or
+    trained for one step (``train_on_batch``, Adam), with or without ``keras.backend.clear_session()`` before it; or
+    one model built once, its weights and optimizer reset before each training."""
+    import gc
+    import os
+
+    import keras
+
+    from tfperf.runtime import processes
+
+    if kind not in MODEL_LOOP_KINDS:
+        raise ValueError(f"Unknown kind {kind!r}; choose from {', '.join(MODEL_LOOP_KINDS)}.")
+    tf = logs.tensorflow()
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((64, 1)).astype(np.float32)
+
+    def build():
+        inputs = keras.Input((32,))
+        hidden = keras.layers.Dense(256, activation="relu")(inputs)
+        model = keras.Model(inputs, keras.layers.Dense(1)(hidden))
+        model.compile(optimizer="adam", loss="mse")
+        return model
+
+    def registered() -> int:
+        from tensorflow.python.framework import ops
+
+        return sum(name.startswith("CustomGradient-") for name in ops.gradient_registry.list())
+
+    reused = build() if kind.startswith("one model") else None
+    initial = reused.get_weights() if reused else None
+    records, start = [], None
+    with processes.large_frees_returned(), logs.captured_stderr():
+        for index in range(models):
+            if "clear_session" in kind:
+                keras.backend.clear_session()
+            if reused is not None:
+                reused.set_weights(initial)
+                for variable in reused.optimizer.variables:
+                    variable.assign(tf.zeros_like(variable))
+                reused.train_on_batch(x, y)
+            else:
+                model = build()
+                if "trained" in kind:
+                    model.train_on_batch(x, y)
+                else:
+                    model(x)
+                del model
+            gc.collect()
+            held = processes.held_bytes(os.getpid()) or 0
+            start = held if start is None else start
+            records.append(
+                {
+                    "kind": kind,
+                    "model": index + 1,
+                    "held_mb": (held - start) / 1e6,
+                    "registered_gradients": registered(),
+                }
+            )
+            if progress:
+                progress(index + 1, models)
+    return records
+
+
+def plot_models_in_a_loop(fig, runs) -> None:
+    """Draw runs of :func:`models_in_a_loop`: the MB held more than after the first model, against the models made."""
+    from matplotlib.ticker import MaxNLocator
+
+    from tfperf.lesson import plots
+
+    ax = fig.subplots()
+    for run, prefix, style in plots.each_run(runs):
+        plots.plot_lines(
+            ax,
+            run.records,
+            x="model",
+            y="held_mb",
+            group="kind",
+            label_prefix=prefix,
+            linestyle=style,
+            xlabel="models made",
+            ylabel="MB held more than after the first",
+        )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("Memory as models are made in one process")
+    ax.legend(fontsize=8)
+
+
 FEED_STRATEGIES = ("convert every batch", "convert once, slice on the device", "tf.data with prefetch")
 
 
