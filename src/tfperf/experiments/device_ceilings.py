@@ -393,3 +393,167 @@ def plot_memory(fig, runs) -> None:
         ax.axhline(value / 1e6, color="grey", linestyle=":", linewidth=1)
     ax.set_title("Memory of one train step (dotted: the float32 weights)")
     plots.legend(ax, runs, fontsize=7)
+
+
+#: The ways :func:`under_budget` runs one training step of a batch: all of it at once; half of it (a different
+#: training: smaller batches, more updates); all of it as ``pieces`` micro-batches whose gradients are added up
+#: before one update (gradient accumulation: the same update as the whole batch); all of it computed in bfloat16.
+BUDGET_WAYS = ("whole batch", "half the batch", "gradient accumulation", "bfloat16")
+
+
+def grad_function(compute_dtype: str = "float32"):
+    """The gradients of :func:`mlp_train_step`'s loss with respect to the MLP's weights, compiled by XLA."""
+    import tensorflow as tf
+
+    from tfperf.experiments import eager_vs_graph as eg
+
+    def grads(params, x, y):
+        with tf.GradientTape() as tape:
+            loss = eg.mlp_loss(params, x, y)
+        return tape.gradient(loss, params)
+
+    return tf.function(grads, jit_compile=True)
+
+
+def accumulated_step(params, x, y, lr, pieces: int, grads=None) -> None:
+    """One SGD update of the MLP ``params`` from the batch ``(x, y)`` computed in ``pieces`` equal micro-batches:
+    each one's mean gradient is added into an accumulator, and their mean (the whole batch's mean gradient, up to
+    float32 rounding) is applied once. Only one micro-batch's activations are alive at a time."""
+    import tensorflow as tf
+
+    grads = grads or grad_function()
+    size = int(x.shape[0]) // pieces
+    total = [tf.zeros_like(p) for p in params]
+    for i in range(pieces):
+        part = grads(params, x[i * size : (i + 1) * size], y[i * size : (i + 1) * size])
+        total = [t + g for t, g in zip(total, part)]
+    for p, t in zip(params, total):
+        p.assign_sub(lr * t / pieces)
+
+
+def accumulation_agrees(*, width: int = 256, depth: int = 2, batch: int = 512, pieces: int = 4) -> float:
+    """The largest difference between the weights after one whole-batch update and after one update accumulated
+    over ``pieces`` micro-batches, from the same start: float32 rounding, nothing more."""
+    import numpy as np
+
+    from tfperf.experiments import eager_vs_graph as eg
+
+    x, y = eg.make_batch(batch)
+    whole, pieced = eg.make_mlp(width, depth=depth), eg.make_mlp(width, depth=depth)
+    grads = grad_function()
+    for p, g in zip(whole, grads(whole, x, y)):
+        p.assign_sub(0.1 * g)
+    accumulated_step(pieced, x, y, 0.1, pieces, grads)
+    return max(float(np.max(np.abs(a.numpy() - b.numpy()))) for a, b in zip(whole, pieced))
+
+
+def _run_under_budget(config: dict) -> dict:
+    """In a fresh process (:func:`under_budget`): build the MLP and one batch, cap the memory this process may
+    add to ``budget`` bytes (a logical GPU of that much memory more than the weights and the batch need, set before
+    TensorFlow uses the GPU; on a CPU, ``RLIMIT_DATA`` at what the process's data segment holds now, plus the
+    budget, with large blocks mapped on their own and returned when freed), then run one step ``way``: once outside the budget (XLA compiles it then), once within it."""
+    import resource
+
+    tf = logs.tensorflow()
+    from tfperf.experiments import eager_vs_graph as eg
+    from tfperf.measure.step_memory import step_memory
+    from tfperf.runtime import processes
+
+    width, depth, batch, budget, way = (config[k] for k in ("width", "depth", "batch", "budget", "way"))
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        given = 4 * (eg.FEATURES * width + (depth - 1) * width * width + width * eg.CLASSES) + batch * 4 * (
+            eg.FEATURES + 1
+        )
+        memory_limit = (2 * given + budget) // (1 << 20) + 1  # MB; the weights, the batch and a copy, then the budget
+        tf.config.set_logical_device_configuration(
+            gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=memory_limit)]
+        )
+    else:
+        processes.return_large_frees(64 << 10)
+    params = eg.make_mlp(width, depth=depth)
+    x, y = eg.make_batch(batch)
+    lr = tf.constant(0.01)
+    pieces = config.get("pieces", 4)
+    if way == "gradient accumulation":
+        fn, args = grad_function(), (params, x[: batch // pieces], y[: batch // pieces])
+    else:
+        fn = mlp_train_step("bfloat16" if way == "bfloat16" else "float32")
+        args = (params, x[: batch // 2], y[: batch // 2], lr) if way == "half the batch" else (params, x, y, lr)
+
+    def run() -> None:
+        if way == "gradient accumulation":
+            accumulated_step(params, x, y, lr, pieces, fn)
+        else:
+            fn(*args)
+        device.sync()
+
+    with logs.captured_stderr():
+        plan = step_memory(fn, args)
+        run()  # compiled now, outside the budget: what is capped is the step's own memory
+    result = {"way": way, "batch": batch, "planned_mb": (plan["temporaries"] + plan["results"]) / 1e6}
+    if not gpus:
+        resource.setrlimit(resource.RLIMIT_DATA, ((processes.data_bytes() or 0) + budget, resource.RLIM_INFINITY))
+    try:
+        with logs.captured_stderr():
+            run()
+    except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+        return result | {"ran": False, "error": f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"}
+    return result | {"ran": True, "error": None}
+
+
+def under_budget(
+    way: str, *, width: int, depth: int, batch: int, budget_mb: float, pieces: int = 4, timeout: float = 300
+) -> dict:
+    """One training step of a batch of ``batch`` samples of the ``width`` x ``depth`` MLP, run ``way`` (one of
+    :data:`BUDGET_WAYS`) in a fresh Python process that may use ``budget_mb`` MB more than its weights and batch
+    need (:func:`_run_under_budget`), so that running out of memory harms nothing here. Returns ``way``, ``batch``,
+    ``planned_mb`` (what XLA planned for the compiled function it runs, beyond its arguments: for gradient
+    accumulation, one micro-batch's), ``ran`` and ``error`` (what TensorFlow raised, or how the process ended)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if way not in BUDGET_WAYS:
+        raise ValueError(f"Unknown way {way!r}; choose from {', '.join(BUDGET_WAYS)}.")
+    config = {
+        "way": way,
+        "width": width,
+        "depth": depth,
+        "batch": batch,
+        "budget": int(budget_mb * 1e6),
+        "pieces": pieces,
+    }
+    source = Path(__file__).resolve().parents[2]
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])),
+    )
+    # The result is printed, then the process leaves at once: after an allocation failed, TensorFlow's state may
+    # not survive the interpreter's clean-up (seen: a segmentation fault while garbage-collecting at exit).
+    code = (
+        "import json, os, sys; from tfperf.experiments import device_ceilings as dc; "
+        "print(json.dumps(dc._run_under_budget(json.loads(sys.argv[1]))), flush=True); os._exit(0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(config)], capture_output=True, text=True, timeout=timeout, env=env
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if lines:
+        return json.loads(lines[-1])
+    if done.returncode >= 0:
+        ended = f"the process ended with exit status {done.returncode}"
+    else:
+        ended = f"the process was killed by {signal.Signals(-done.returncode).name}"
+    last = (done.stderr.strip().splitlines() or [""])[-1][:160]
+    return {
+        "way": way,
+        "batch": batch,
+        "planned_mb": None,
+        "ran": False,
+        "error": f"{ended} ({last})" if last else ended,
+    }

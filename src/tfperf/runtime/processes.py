@@ -149,6 +149,12 @@ def gpu_bytes(pids: list[int]) -> int | None:
         pynvml.nvmlShutdown()
 
 
+def data_bytes() -> int | None:
+    """This process's data segment and private writable mappings (``VmData``, what ``RLIMIT_DATA`` caps), in
+    bytes; None where it cannot be read."""
+    return _status_sum([os.getpid()], ("VmData:",))
+
+
 def resident_and_peak() -> tuple[int, int] | None:
     """This process's resident memory now and at its peak (``VmRSS``, ``VmHWM``), in bytes; None where they cannot
     be read."""

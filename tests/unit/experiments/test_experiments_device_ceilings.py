@@ -135,3 +135,27 @@ def test_the_memory_plot_draws_both_readings_per_dtype():
     assert any("total, float32" in label for label in labels)
     assert any("temporaries, float32" in label for label in labels)
     plt.close(fig)
+
+
+def test_gradient_accumulation_is_the_whole_batch_update():
+    assert dc.accumulation_agrees(width=64, depth=2, batch=256, pieces=4) < 1e-5
+
+
+def test_a_step_over_its_budget_runs_out_of_memory_and_its_fixes_run():
+    """Chapter 6, section 5: under a budget of 90% of the whole batch's plan, the whole batch raises
+    ResourceExhaustedError in its own process; half the batch and gradient accumulation run."""
+    width, depth, batch = 512, 2, 2048
+    plan = dc.memory_by_batch([batch], width=width, depth=depth, dtypes=("float32",))[0]
+    budget = 0.9 * (plan["temporaries"] + plan["results"]) / 1e6
+    outcomes = {
+        way: dc.under_budget(way, width=width, depth=depth, batch=batch, budget_mb=budget)
+        for way in ("whole batch", "half the batch", "gradient accumulation")
+    }
+    assert not outcomes["whole batch"]["ran"] and "ResourceExhaustedError" in outcomes["whole batch"]["error"], outcomes
+    assert outcomes["half the batch"]["ran"] and outcomes["gradient accumulation"]["ran"], outcomes
+    assert outcomes["gradient accumulation"]["planned_mb"] < outcomes["half the batch"]["planned_mb"] < budget
+
+
+def test_an_unknown_way_is_refused():
+    with pytest.raises(ValueError, match="choose from"):
+        dc.under_budget("smaller model", width=8, depth=1, batch=8, budget_mb=1)
