@@ -557,3 +557,55 @@ def under_budget(
         "ran": False,
         "error": f"{ended} ({last})" if last else ended,
     }
+
+
+#: The ways :func:`predict_memory` computes a model's outputs for many rows.
+PREDICT_WAYS = ("model(x): every row at once", "predict_on_batch(x): every row at once", "predict(x, batch_size=256)")
+
+
+def predict_memory(rows: int, *, width: int = 1024, depth: int = 3, features: int = 64) -> list[dict]:
+    """The outputs of a Keras MLP (``depth`` Dense layers of ``width`` units) for ``rows`` rows, computed each of
+    :data:`PREDICT_WAYS`, after a first call of each on the same rows (traced and warmed up then): per way, ``held``
+    (the most memory the device held during the call beyond what it held before,
+    :func:`tfperf.measure.step_memory.peak_while`; None where it cannot be read), ``read`` (what was read),
+    ``seconds`` and ``agrees`` (the largest difference from the first way's outputs)."""
+    import time
+
+    import keras
+    import numpy as np
+
+    from tfperf.measure.step_memory import peak_while
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, features)).astype(np.float32)
+    model = keras.Sequential(
+        [
+            keras.Input((features,)),
+            *(keras.layers.Dense(width, activation="relu") for _ in range(depth)),
+            keras.layers.Dense(10),
+        ]
+    )
+    calls = {
+        PREDICT_WAYS[0]: lambda: np.asarray(model(x)),
+        PREDICT_WAYS[1]: lambda: model.predict_on_batch(x),
+        PREDICT_WAYS[2]: lambda: model.predict(x, batch_size=256, verbose=0),
+    }
+    records, first = [], None
+    for way, call in calls.items():
+        with logs.captured_stderr():
+            call()
+        start = time.perf_counter()
+        out, held, read = peak_while(call)
+        seconds = time.perf_counter() - start
+        first = out if first is None else first
+        records.append(
+            {
+                "way": way,
+                "rows": rows,
+                "held": held,
+                "read": read,
+                "seconds": seconds,
+                "agrees": float(np.max(np.abs(out - first))),
+            }
+        )
+    return records
