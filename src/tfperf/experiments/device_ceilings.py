@@ -401,8 +401,9 @@ def plot_memory(fig, runs) -> None:
 BUDGET_WAYS = ("whole batch", "half the batch", "gradient accumulation", "bfloat16")
 
 
-def grad_function(compute_dtype: str = "float32"):
-    """The gradients of :func:`mlp_train_step`'s loss with respect to the MLP's weights, compiled by XLA."""
+def grad_function():
+    """The gradients of chapter 2's MLP loss (:func:`tfperf.experiments.eager_vs_graph.mlp_loss`, float32) with
+    respect to the MLP's weights, compiled by XLA."""
     import tensorflow as tf
 
     from tfperf.experiments import eager_vs_graph as eg
@@ -418,9 +419,13 @@ def grad_function(compute_dtype: str = "float32"):
 def accumulated_step(params, x, y, lr, pieces: int, grads=None) -> None:
     """One SGD update of the MLP ``params`` from the batch ``(x, y)`` computed in ``pieces`` equal micro-batches:
     each one's mean gradient is added into an accumulator, and their mean (the whole batch's mean gradient, up to
-    float32 rounding) is applied once. Only one micro-batch's activations are alive at a time."""
+    float32 rounding) is applied once. Only one micro-batch's activations are alive at a time, beside the
+    accumulated gradients (as many bytes as the weights, twice while one is added). The batch must split into
+    ``pieces`` equal parts."""
     import tensorflow as tf
 
+    if pieces < 1 or int(x.shape[0]) % pieces:
+        raise ValueError(f"A batch of {int(x.shape[0])} does not split into {pieces} equal micro-batches.")
     grads = grads or grad_function()
     size = int(x.shape[0]) // pieces
     total = [tf.zeros_like(p) for p in params]
@@ -448,10 +453,12 @@ def accumulation_agrees(*, width: int = 256, depth: int = 2, batch: int = 512, p
 
 
 def _run_under_budget(config: dict) -> dict:
-    """In a fresh process (:func:`under_budget`): build the MLP and one batch, cap the memory this process may
-    add to ``budget`` bytes (a logical GPU of that much memory more than the weights and the batch need, set before
-    TensorFlow uses the GPU; on a CPU, ``RLIMIT_DATA`` at what the process's data segment holds now, plus the
-    budget, with large blocks mapped on their own and returned when freed), then run one step ``way``: once outside the budget (XLA compiles it then), once within it."""
+    """In a fresh process (:func:`under_budget`): build the MLP and one batch, run one step ``way`` once with room
+    to spare (XLA compiles it then), then leave it only ``budget`` bytes more than it holds and run it again. On a
+    GPU, a logical GPU of ``limit`` MB (set before TensorFlow uses the GPU), then a ballast tensor that fills all
+    of it but ``budget``; on a CPU (oneDNN's operations off: see :func:`under_budget`), ``RLIMIT_DATA`` at what the
+    process's data memory (``VmData``) holds after the first run, plus the budget, with large blocks mapped on
+    their own and returned when freed."""
     import resource
 
     tf = logs.tensorflow()
@@ -460,21 +467,17 @@ def _run_under_budget(config: dict) -> dict:
     from tfperf.runtime import processes
 
     width, depth, batch, budget, way = (config[k] for k in ("width", "depth", "batch", "budget", "way"))
+    pieces = config.get("pieces", 4)
     gpus = tf.config.list_physical_devices("GPU")
     if gpus:
-        given = 4 * (eg.FEATURES * width + (depth - 1) * width * width + width * eg.CLASSES) + batch * 4 * (
-            eg.FEATURES + 1
-        )
-        memory_limit = (2 * given + budget) // (1 << 20) + 1  # MB; the weights, the batch and a copy, then the budget
-        tf.config.set_logical_device_configuration(
-            gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=memory_limit)]
-        )
+        tf.config.set_visible_devices(gpus[:1], "GPU")
+        room = tf.config.LogicalDeviceConfiguration(memory_limit=int(config["limit_mb"]))
+        tf.config.set_logical_device_configuration(gpus[0], [room])
     else:
         processes.return_large_frees(64 << 10)
     params = eg.make_mlp(width, depth=depth)
     x, y = eg.make_batch(batch)
     lr = tf.constant(0.01)
-    pieces = config.get("pieces", 4)
     if way == "gradient accumulation":
         fn, args = grad_function(), (params, x[: batch // pieces], y[: batch // pieces])
     else:
@@ -488,13 +491,25 @@ def _run_under_budget(config: dict) -> dict:
             fn(*args)
         device.sync()
 
-    with logs.captured_stderr():
-        plan = step_memory(fn, args)
-        run()  # compiled now, outside the budget: what is capped is the step's own memory
-    result = {"way": way, "batch": batch, "planned_mb": (plan["temporaries"] + plan["results"]) / 1e6}
-    if not gpus:
-        resource.setrlimit(resource.RLIMIT_DATA, ((processes.data_bytes() or 0) + budget, resource.RLIM_INFINITY))
+    result = {"way": way, "batch": batch, "planned_mb": None}
     try:
+        with logs.captured_stderr():
+            plan = step_memory(fn, args)
+            planned = plan["temporaries"] + plan["results"]
+            if way == "gradient accumulation":  # the accumulated gradients too: twice the weights while one is added
+                planned += 2 * sum(int(tf.size(p)) * 4 for p in params)
+            result["planned_mb"] = planned / 1e6
+            run()  # compiled now, with room to spare: what is capped is the step's own memory
+        if gpus:
+            name = "GPU:0"
+            free = int(config["limit_mb"]) * (1 << 20) - tf.config.experimental.get_memory_info(name)["current"]
+            ballast = tf.zeros([max(0, free - budget)], tf.uint8)  # noqa: F841 (held while the step runs)
+        else:
+            data = processes.data_bytes()
+            if data is None:
+                return result | {"ran": None, "error": "the process's data memory could not be read (/proc)"}
+            _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            resource.setrlimit(resource.RLIMIT_DATA, (data + budget, hard))
         with logs.captured_stderr():
             run()
     except (tf.errors.ResourceExhaustedError, MemoryError) as err:
@@ -503,13 +518,25 @@ def _run_under_budget(config: dict) -> dict:
 
 
 def under_budget(
-    way: str, *, width: int, depth: int, batch: int, budget_mb: float, pieces: int = 4, timeout: float = 300
+    way: str,
+    *,
+    width: int,
+    depth: int,
+    batch: int,
+    budget_mb: float,
+    pieces: int = 4,
+    limit_mb: int | None = None,
+    timeout: float = 300,
 ) -> dict:
     """One training step of a batch of ``batch`` samples of the ``width`` x ``depth`` MLP, run ``way`` (one of
-    :data:`BUDGET_WAYS`) in a fresh Python process that may use ``budget_mb`` MB more than its weights and batch
-    need (:func:`_run_under_budget`), so that running out of memory harms nothing here. Returns ``way``, ``batch``,
+    :data:`BUDGET_WAYS`) in a fresh Python process left ``budget_mb`` MB more than it holds once the step has run
+    (:func:`_run_under_budget`), so that running out of memory harms nothing here. Returns ``way``, ``batch``,
     ``planned_mb`` (what XLA planned for the compiled function it runs, beyond its arguments: for gradient
-    accumulation, one micro-batch's), ``ran`` and ``error`` (what TensorFlow raised, or how the process ended)."""
+    accumulation, one micro-batch's and the accumulated gradients), ``ran`` (None where the limit could not be set)
+    and ``error`` (what TensorFlow raised, or how the process ended). On a CPU the process runs with oneDNN's
+    operations off: with them on, TensorFlow's CPU allocator keeps freed blocks for reuse, and the capped run would
+    reuse the first run's memory. ``limit_mb``: the logical GPU's whole memory (by default room for the weights,
+    the batch and a step far larger than this one)."""
     import json
     import os
     import signal
@@ -517,8 +544,14 @@ def under_budget(
     import sys
     from pathlib import Path
 
+    from tfperf.experiments import eager_vs_graph as eg
+
     if way not in BUDGET_WAYS:
         raise ValueError(f"Unknown way {way!r}; choose from {', '.join(BUDGET_WAYS)}.")
+    if batch % pieces:
+        raise ValueError(f"A batch of {batch} does not split into {pieces} equal micro-batches.")
+    weights = 4 * ((eg.FEATURES + 1) * width + (depth - 1) * (width + 1) * width + (width + 1) * eg.CLASSES)
+    given = weights + batch * 4 * (eg.FEATURES + 1)
     config = {
         "way": way,
         "width": width,
@@ -526,11 +559,13 @@ def under_budget(
         "batch": batch,
         "budget": int(budget_mb * 1e6),
         "pieces": pieces,
+        "limit_mb": limit_mb or (4 * given + 4 * int(budget_mb * 1e6)) // (1 << 20) + 256,
     }
     source = Path(__file__).resolve().parents[2]
     env = dict(
         os.environ,
         TF_CPP_MIN_LOG_LEVEL="3",
+        TF_ENABLE_ONEDNN_OPTS="0",
         PYTHONPATH=os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])),
     )
     # The result is printed, then the process leaves at once: after an allocation failed, TensorFlow's state may
@@ -539,9 +574,12 @@ def under_budget(
         "import json, os, sys; from tfperf.experiments import device_ceilings as dc; "
         "print(json.dumps(dc._run_under_budget(json.loads(sys.argv[1]))), flush=True); os._exit(0)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(config)], capture_output=True, text=True, timeout=timeout, env=env
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(config)], capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return {"way": way, "batch": batch, "planned_mb": None, "ran": False, "error": f"no answer in {timeout:g} s"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if lines:
         return json.loads(lines[-1])
@@ -568,9 +606,8 @@ def predict_memory(rows: int, *, width: int = 1024, depth: int = 3, features: in
     :data:`PREDICT_WAYS`, after a first call of each on the same rows (traced and warmed up then): per way, ``held``
     (the most memory the device held during the call beyond what it held before,
     :func:`tfperf.measure.step_memory.peak_while`; None where it cannot be read), ``read`` (what was read),
-    ``seconds`` and ``agrees`` (the largest difference from the first way's outputs)."""
-    import time
-
+    ``seconds`` (the median of :func:`tfperf.measure.timing.measure`'s samples, timed apart from the memory reading)
+    and ``agrees`` (the largest difference from the first way's outputs)."""
     import keras
     import numpy as np
 
@@ -594,9 +631,8 @@ def predict_memory(rows: int, *, width: int = 1024, depth: int = 3, features: in
     for way, call in calls.items():
         with logs.captured_stderr():
             call()
-        start = time.perf_counter()
         out, held, read = peak_while(call)
-        seconds = time.perf_counter() - start
+        seconds = timing.measure(call, repeats=3, warmup=0, min_time=0.02).median
         first = out if first is None else first
         records.append(
             {

@@ -395,11 +395,13 @@ MODEL_LOOP_KINDS = (
 def models_in_a_loop(kind: str, *, models: int = 20, progress: Progress | None = None) -> list[dict]:
     """Make ``models`` small Keras models one after another, as a hyper-parameter search does, and record after each
     the MB this process holds more than after the first (``held_mb``, :func:`tfperf.runtime.processes.held_bytes`
-    after a garbage collection; large freed blocks given back to the system meanwhile) and how many gradient
+    after a garbage collection; large freed blocks given back to the system meanwhile; None where it cannot be read;
+    memory this process freed earlier absorbs growth until it is used up) and how many gradient
     functions TensorFlow has registered for the whole process (``registered_gradients``, the ``CustomGradient-``
     entries of its gradient registry). ``kind``, one of :data:`MODEL_LOOP_KINDS`: each model called on a batch, or
     trained for one step (``train_on_batch``, Adam), with or without ``keras.backend.clear_session()`` before it; or
-    one model built once, its weights and optimizer reset before each training."""
+    one model built once, its weights and its optimizer's state (step count, moments; not its learning rate) reset
+    before each training."""
     import gc
     import os
 
@@ -434,8 +436,9 @@ def models_in_a_loop(kind: str, *, models: int = 20, progress: Progress | None =
                 keras.backend.clear_session()
             if reused is not None:
                 reused.set_weights(initial)
-                for variable in reused.optimizer.variables:
-                    variable.assign(tf.zeros_like(variable))
+                for variable in reused.optimizer.variables:  # its step count and Adam's moments, not its rate
+                    if variable is not reused.optimizer._learning_rate:
+                        variable.assign(tf.zeros_like(variable))
                 reused.train_on_batch(x, y)
             else:
                 model = build()
@@ -445,13 +448,13 @@ def models_in_a_loop(kind: str, *, models: int = 20, progress: Progress | None =
                     model(x)
                 del model
             gc.collect()
-            held = processes.held_bytes(os.getpid()) or 0
+            held = processes.held_bytes(os.getpid())
             start = held if start is None else start
             records.append(
                 {
                     "kind": kind,
                     "model": index + 1,
-                    "held_mb": (held - start) / 1e6,
+                    "held_mb": None if held is None or start is None else (held - start) / 1e6,
                     "registered_gradients": registered(),
                 }
             )

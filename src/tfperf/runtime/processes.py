@@ -59,6 +59,19 @@ def _mmap_threshold(value: int) -> bool:
         return False
 
 
+def trim_heap() -> bool:
+    """Give the free memory of this process's heaps back to the system (glibc's ``malloc_trim(0)``): the pages of
+    freed blocks that are still resident stop being so, and a later allocation that reuses those blocks touches
+    fresh pages, so that it shows in the process's resident memory. Whether it was done: not on other C libraries."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
 def return_large_frees(threshold: int = LARGE_BYTES) -> bool:
     """Have this process's allocator (glibc's ``malloc``) map every block of ``threshold`` bytes or more on its own
     and give it back to the system when it is freed, from now on: what the process holds (:func:`held_bytes`) then
