@@ -403,7 +403,8 @@ BUDGET_WAYS = ("whole batch", "half the batch", "gradient accumulation", "bfloat
 
 def grad_function():
     """The gradients of chapter 2's MLP loss (:func:`tfperf.experiments.eager_vs_graph.mlp_loss`, float32) with
-    respect to the MLP's weights, compiled by XLA."""
+    respect to the MLP's weights, compiled by XLA. (Chapter 2 shows ``sgd_step``'s tape whole, so it is not split
+    out of it.)"""
     import tensorflow as tf
 
     from tfperf.experiments import eager_vs_graph as eg
@@ -416,6 +417,11 @@ def grad_function():
     return tf.function(grads, jit_compile=True)
 
 
+def _check_pieces(batch: int, pieces: int) -> None:
+    if pieces < 1 or batch % pieces:
+        raise ValueError(f"A batch of {batch} does not split into {pieces} equal micro-batches.")
+
+
 def accumulated_step(params, x, y, lr, pieces: int, grads=None) -> None:
     """One SGD update of the MLP ``params`` from the batch ``(x, y)`` computed in ``pieces`` equal micro-batches:
     each one's mean gradient is added into an accumulator, and their mean (the whole batch's mean gradient, up to
@@ -424,8 +430,7 @@ def accumulated_step(params, x, y, lr, pieces: int, grads=None) -> None:
     ``pieces`` equal parts."""
     import tensorflow as tf
 
-    if pieces < 1 or int(x.shape[0]) % pieces:
-        raise ValueError(f"A batch of {int(x.shape[0])} does not split into {pieces} equal micro-batches.")
+    _check_pieces(int(x.shape[0]), pieces)
     grads = grads or grad_function()
     size = int(x.shape[0]) // pieces
     total = [tf.zeros_like(p) for p in params]
@@ -497,7 +502,7 @@ def _run_under_budget(config: dict) -> dict:
             plan = step_memory(fn, args)
             planned = plan["temporaries"] + plan["results"]
             if way == "gradient accumulation":  # the accumulated gradients too: twice the weights while one is added
-                planned += 2 * sum(int(tf.size(p)) * 4 for p in params)
+                planned += 2 * eg.mlp_weight_bytes(width, depth=depth)
             result["planned_mb"] = planned / 1e6
             run()  # compiled now, with room to spare: what is capped is the step's own memory
         if gpus:
@@ -548,10 +553,8 @@ def under_budget(
 
     if way not in BUDGET_WAYS:
         raise ValueError(f"Unknown way {way!r}; choose from {', '.join(BUDGET_WAYS)}.")
-    if batch % pieces:
-        raise ValueError(f"A batch of {batch} does not split into {pieces} equal micro-batches.")
-    weights = 4 * ((eg.FEATURES + 1) * width + (depth - 1) * (width + 1) * width + (width + 1) * eg.CLASSES)
-    given = weights + batch * 4 * (eg.FEATURES + 1)
+    _check_pieces(batch, pieces)
+    given = eg.mlp_weight_bytes(width, depth=depth) + batch * 4 * (eg.FEATURES + 1)  # the weights, x and y
     config = {
         "way": way,
         "width": width,

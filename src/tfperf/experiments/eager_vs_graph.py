@@ -32,16 +32,26 @@ CLASSES = 10
 tf = logs.tensorflow()
 
 
+def _layers(width: int, depth: int, features: int, classes: int) -> list[tuple[int, int]]:
+    """Each layer's inputs and outputs: ``depth`` hidden layers of ``width`` units, then ``classes`` outputs."""
+    sizes = [features, *([width] * depth), classes]
+    return list(zip(sizes[:-1], sizes[1:]))
+
+
 def make_mlp(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES, seed: int = 0) -> list:
     """Variables of an MLP: ``depth`` hidden layers of ``width`` units, then ``classes`` outputs."""
     rng = np.random.default_rng(seed)
-    sizes = [features, *([width] * depth), classes]
     params = []
     with tf.device(device.compute_device()):
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        for fan_in, fan_out in _layers(width, depth, features, classes):
             w = rng.standard_normal((fan_in, fan_out), dtype=np.float32) * np.float32(np.sqrt(2.0 / fan_in))
             params += [tf.Variable(w), tf.Variable(tf.zeros([fan_out]))]
     return params
+
+
+def mlp_weight_bytes(width: int, *, depth: int = 2, features: int = FEATURES, classes: int = CLASSES) -> int:
+    """Bytes of the float32 variables :func:`make_mlp` makes (weights and biases), without making them."""
+    return sum(4 * (fan_in + 1) * fan_out for fan_in, fan_out in _layers(width, depth, features, classes))
 
 
 def make_batch(batch: int, *, features: int = FEATURES, classes: int = CLASSES, seed: int = 0):

@@ -50,26 +50,26 @@ def busy_seconds(pid: int) -> float:
 M_MMAP_THRESHOLD, LARGE_BYTES, DYNAMIC_MAX_BYTES = -3, 1 << 20, 32 << 20
 
 
-def _mmap_threshold(value: int) -> bool:
+def _glibc(function: str, *args: int) -> int | None:
+    """Call ``function`` of this process's C library with ``args``: its result, or None where it has none (a C
+    library other than glibc)."""
     try:
         import ctypes
 
-        return bool(ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, value))
+        return getattr(ctypes.CDLL(None), function)(*args)
     except (OSError, AttributeError):
-        return False
+        return None
+
+
+def _mmap_threshold(value: int) -> bool:
+    return bool(_glibc("mallopt", M_MMAP_THRESHOLD, value))
 
 
 def trim_heap() -> bool:
     """Give the free memory of this process's heaps back to the system (glibc's ``malloc_trim(0)``): the pages of
     freed blocks that are still resident stop being so, and a later allocation that reuses those blocks touches
     fresh pages, so that it shows in the process's resident memory. Whether it was done: not on other C libraries."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
-        return True
-    except (OSError, AttributeError):
-        return False
+    return _glibc("malloc_trim", 0) is not None
 
 
 def return_large_frees(threshold: int = LARGE_BYTES) -> bool:
