@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfperf.measure.pipeline_alone import PipelineAlone
 from tfperf.measure.profile_analysis import HIGHLY_INPUT_BOUND, CpuUse, InputWait
 
 
@@ -87,9 +88,10 @@ CATALOGUE = {
         ),
         Kind(
             "input-bound",
-            "the training waits for its input pipeline",
-            "while the step waits in the pipeline's GetNext for the next batch, the device has nothing to do: the "
-            "pipeline, not the model, sets the pace",
+            "the input pipeline holds the training back",
+            "while the step waits in the pipeline's GetNext for the next batch, the device has nothing to do; on a CPU "
+            "the pipeline's threads also take cores the step's own work would use: the pipeline, not the model, sets "
+            "the pace",
             "chapter 4, section 3 (Parallel map and three kinds of work), section 4 (The chapter's pipeline, one "
             "optimization at a time: vectorize, cache, prefetch) and section 7 (Is my training input-bound?)",
         ),
@@ -187,6 +189,8 @@ class Counts:
     counted_seconds: float | None = None
     #: how Keras's fit was fed: its data adapters' class names, by how often (:class:`tfperf.diagnosis.steps.StepClock`)
     keras_inputs: dict[str, int] = field(default_factory=dict)
+    #: the pipeline the script's loop took its batches from, pulled alone after the steps (a script's run)
+    pipeline_alone: PipelineAlone | None = None
 
     def per_step(self, value: float) -> float:
         return value / max(self.steps, 1)
@@ -234,6 +238,11 @@ KERAS_SLICES = (
     "parallel and prefetched): no stage of the script's to fix; much of what a batch costs there is the same for "
     "every batch, so a larger batch makes its share of a step smaller"
 )
+#: The share of the machine's cores over a step, taken by the script's pipeline for its batches, from which a CPU
+#: step counts as held back by it (``input-bound``). The tool's choice, from the clinic: a heavy map on one thread took
+#: 48 to 75%, the per-element work of a plain shuffle-batch-prefetch pipeline up to about 20%
+#: (docs/measurements-08_capstone.md).
+PIPELINE_CORES_SHARE = 0.30
 #: Memory growth that names ``memory-growth``: live eager tensors a step, or resident bytes a step.
 TENSORS_PER_STEP, RESIDENT_BYTES_PER_STEP = 1.0, 1 << 20
 
@@ -425,38 +434,9 @@ def decide(counts: Counts) -> list[Finding]:
                 share=min(1.0, fixed / seconds_per_step),
             )
         )
-    wait = counts.input_wait
-    # every batch sliced by Keras from the arrays given to fit: a pipeline of Keras's, not the script's
-    keras_slices = bool(counts.keras_inputs) and set(counts.keras_inputs) == {"ArrayDataAdapter"}
-    if wait is not None and wait.share >= HIGHLY_INPUT_BOUND:
-        slowest = wait.slowest_stage()
-        stage = f"; the slowest stage: {slowest[0]}, {slowest[1] * 1e3:.1f} ms of its own" if slowest else ""
-        found.append(
-            Finding(
-                "input-bound",
-                {
-                    "input_wait_share": wait.share,
-                    "input_wait_seconds": wait.seconds,
-                    "profiled_seconds": wait.step_seconds,
-                    "batches": wait.calls,
-                    "slowest_stage": slowest[0] if slowest else None,
-                    "prefetches": wait.prefetches(),
-                    "xprof_conclusion": wait.conclusion,
-                    "pipeline_host_reads": counts.pipeline_reads,
-                },
-                f"the profiled steps waited for their input {wait.share:.0%} of their {wait.step_seconds * 1e3:.0f} ms "
-                f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms, read by "
-                f"the TensorFlow Profiler; XProf calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
-                + ("" if wait.prefetches() or keras_slices else "; no pipeline prefetches"),
-                share=wait.share,
-                note=KERAS_SLICES if keras_slices else _contended(wait.cpu),
-                aside="Keras slices the arrays itself"
-                if keras_slices
-                else "other processes filled the cores"
-                if _contended(wait.cpu)
-                else "",
-            )
-        )
+    input_bound = _input_bound(counts)
+    if input_bound is not None:
+        found.append(input_bound)
     if per_step(counts.printed_lines) >= 1:
         found.append(
             Finding(
@@ -493,6 +473,83 @@ def decide(counts: Counts) -> list[Finding]:
         elif finding.share is None and finding.note:
             finding.worth = False
     return rank(found)
+
+
+def _pipeline_cores_share(counts: Counts) -> float | None:
+    """On a CPU, the share of the machine's cores over a step that the script's pipeline took for the batches of that
+    step, from its CPU time a batch taken alone (None: not measured, or not on a CPU, where the step's work is the
+    device's and the wait says it all)."""
+    alone = counts.pipeline_alone
+    if alone is None or counts.device_class != "cpu" or counts.seconds_per_step <= 0:
+        return None
+    return min(1.0, alone.cpu_per_batch * alone.per_step / (alone.cores * counts.seconds_per_step))
+
+
+def _input_bound(counts: Counts) -> Finding | None:
+    """``input-bound`` where the profiled steps waited :data:`HIGHLY_INPUT_BOUND` of their time for their batches, or
+    where (on a CPU) the script's pipeline took :data:`PIPELINE_CORES_SHARE` of the machine's cores over a step for
+    its batches. Its
+    share is the larger of the two; a wait alone is set aside where Keras sliced the batches itself or other processes
+    filled the cores (a pipeline's own CPU time is the same under their load)."""
+    wait = counts.input_wait
+    cores_share = _pipeline_cores_share(counts)
+    waited = wait is not None and wait.share >= HIGHLY_INPUT_BOUND
+    took_cores = cores_share is not None and cores_share >= PIPELINE_CORES_SHARE
+    if not (waited or took_cores):
+        return None
+    # every batch sliced by Keras from the arrays given to fit: a pipeline of Keras's, not the script's
+    keras_slices = bool(counts.keras_inputs) and set(counts.keras_inputs) == {"ArrayDataAdapter"}
+    evidence: dict[str, Any] = {"pipeline_host_reads": counts.pipeline_reads}
+    said = []
+    if wait is not None:
+        slowest = wait.slowest_stage()
+        evidence |= {
+            "input_wait_share": wait.share,
+            "input_wait_seconds": wait.seconds,
+            "profiled_seconds": wait.step_seconds,
+            "batches": wait.calls,
+            "slowest_stage": slowest[0] if slowest else None,
+            "prefetches": wait.prefetches(),
+            "xprof_conclusion": wait.conclusion,
+        }
+        if waited:
+            stage = f"; the slowest stage: {slowest[0]}, {slowest[1] * 1e3:.1f} ms of its own" if slowest else ""
+            said.append(
+                f"the profiled steps waited for their input {wait.share:.0%} of their {wait.step_seconds * 1e3:.0f} ms "
+                f"({wait.calls} batches taken from tf.data's Iterator::Root in {wait.seconds * 1e3:.0f} ms, read by "
+                f"the TensorFlow Profiler; XProf calls {HIGHLY_INPUT_BOUND:.0%} highly input-bound){stage}"
+                + ("" if wait.prefetches() or keras_slices else "; no pipeline prefetches")
+            )
+    alone = counts.pipeline_alone
+    if alone is not None and cores_share is not None:
+        evidence |= {
+            "pipeline_cpu_seconds_per_batch": alone.cpu_per_batch,
+            "pipeline_seconds_per_batch": alone.seconds_per_batch,
+            "pipeline_cores_share": cores_share,
+            "batches_per_step": alone.per_step,
+        }
+        if took_cores:
+            said.append(
+                f"taken alone after the steps, the script's pipeline cost {alone.cpu_per_batch * 1e3:.1f} ms of CPU a "
+                f"batch ({alone.seconds_per_batch * 1e3:.1f} ms a batch of wall time, {alone.batches} batches): "
+                f"{cores_share:.0%} of the {alone.cores} cores' time over a step of {counts.seconds_per_step * 1e3:.1f} "
+                "ms, which its threads took from the step's own work"
+                + ("" if waited else " (the step hardly waited for its batches: they were made beside it)")
+            )
+    contended = _contended(wait.cpu) if wait is not None and waited and not took_cores else ""
+    share = max(wait.share if waited and not contended else 0.0, cores_share if took_cores else 0.0)
+    return Finding(
+        "input-bound",
+        evidence,
+        "; and ".join(said),
+        share=share if share > 0 else wait.share,
+        note=KERAS_SLICES if keras_slices else contended,
+        aside="Keras slices the arrays itself"
+        if keras_slices
+        else "other processes filled the cores"
+        if contended
+        else "",
+    )
 
 
 def rank(found: list[Finding]) -> list[Finding]:

@@ -4,7 +4,9 @@ The script runs as ``__main__`` (its ``sys.argv`` set to the script and ``ARGS``
 :class:`tfperf.diagnosis.steps.StepClock` finds its training steps (Keras's ``fit``, a tf.function that updates
 variables, an optimizer applied eagerly); after ``warmup`` of them a :class:`tfperf.diagnosis.run.Measurement`
 counts ``steps`` more, then (``input_wait``) the TensorFlow Profiler captures ``profile_steps`` more for the input
-wait, and the script is stopped there: its whole training never runs. A script that trains no step, or ends first,
+wait, then the pipeline the script's loop takes its batches from is pulled alone for a moment
+(:func:`tfperf.measure.pipeline_alone.pull`: what its batches cost the cores with no step beside them), and the
+script is stopped there: its whole training never runs. A script that trains no step, or ends first,
 says so; a script that does not compile or raises says where, in its own file and line.
 
 A script that only defines ``train(steps)`` (the course's first contract) and keeps its own run under
@@ -26,7 +28,8 @@ from typing import Any
 from tfperf.diagnosis.findings import decide
 from tfperf.diagnosis.run import Diagnosis, Measurement, diagnose, unit_costs
 from tfperf.diagnosis.steps import KERAS_FIT, StepClock
-from tfperf.measure import profile_analysis, timing
+from tfperf.measure import pipeline_alone, profile_analysis, timing
+from tfperf.measure.pipeline_alone import PipelineAlone
 from tfperf.runtime import device, logs
 
 #: Calls of the step (each of one or more steps) that the Profiler captures at least, for the input wait.
@@ -64,6 +67,11 @@ class _Session:
         self.clock: StepClock | None = None
         #: the uncounted steps after the measured ones: (steps, seconds, seconds inside the steps' calls)
         self.timed: tuple[int, float, float] | None = None
+        #: the batches each tf.data iterator had handed to the script when the measured steps began
+        self.batches_from: dict[int, int] = {}
+        #: the iterator the script's loop took most of the measured steps' batches from, and how many it took
+        self.fed_by: tuple[object, int] | None = None
+        self.alone: PipelineAlone | None = None
 
     def on_steps(self, count: int, what: str) -> None:
         self.seen += count
@@ -73,6 +81,7 @@ class _Session:
             self.measurement = Measurement(self.clock.traces, namespace=self.namespace)
             self.inside_from = self.clock.inside_seconds
             self.cpu_from = profile_analysis.cpu_counters()
+            self.batches_from = self.clock.batches_taken()
             self.measurement.start()
         elif self.phase == "measured" and self.seen - self.from_step < self.steps:
             if not self.marked and self.seen - self.from_step >= self.steps / 2:
@@ -87,6 +96,7 @@ class _Session:
         elif self.phase == "timed" and self.seen - self.from_step >= self.steps:
             self._end_timing()
             if self.profile_dir is None:
+                self._pull_alone()
                 raise _Diagnosed
             self.phase, self.from_step = "profiled", self.seen
             self.capture = profile_analysis.Capture(self.profile_dir)
@@ -96,10 +106,12 @@ class _Session:
             # the pipeline's prefetch buffer happened to be when it started
             if self.seen - self.from_step >= self.profile_steps and self.profiled_calls >= PROFILED_CALLS:
                 self._end_capture()
+                self._pull_alone()
                 raise _Diagnosed
 
     def _end_measurement(self) -> None:
         self.measurement.stop()
+        self.fed_by = self.clock.busiest_iterator(self.batches_from)
         self.inside = self.clock.inside_seconds - self.inside_from
         self.measured = self.seen - self.from_step
         self.phase = "measured, done"
@@ -121,6 +133,17 @@ class _Session:
         self.profiled = self.seen - self.from_step
         self.capture = None
         self.phase = "done"
+
+    def _pull_alone(self) -> None:
+        """Take batches from the pipeline the measured steps were fed by, with no step between them (the script
+        stops next, so what it would have trained on is not missed)."""
+        if self.fed_by is not None:
+            iterator, taken = self.fed_by
+            self.fed_by = None
+            alone = pipeline_alone.pull(iterator)
+            if alone is not None:
+                alone.per_step = taken / max(self.measured, 1)
+            self.alone = alone
 
     def finish(self) -> None:
         """The script ended (or failed): close whatever phase is open."""
@@ -235,6 +258,7 @@ def diagnose_script(
             counts.counted_seconds = counts.seconds
             counts.seconds = timed_seconds * counts.steps / timed_steps
             inside = timed_inside * counts.steps / timed_steps
+        counts.pipeline_alone = session.alone
         if clock.source == KERAS_FIT:  # the data adapters of the fit whose steps these were (not of a predict)
             counts.keras_inputs = dict(clock.keras_inputs)
         if device.device_class() == "cpu" and inside > 0:  # a GPU's call returns before its work is done

@@ -11,12 +11,14 @@ sources that shows up (then only from it, so that no step is counted twice):
 - **an optimizer applied eagerly** (``apply_gradients`` outside any tf.function): one step a call.
 
 A tf.function of Keras's own (its train function) is left to the first source. What counts as a step is said in
-words (``what``), for the report.
+words (``what``), for the report. The clock also counts the batches each ``tf.data`` iterator hands to the script's
+Python code (:meth:`StepClock.busiest_iterator`: the one its loop takes its batches from).
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +43,8 @@ class StepClock:
         #: how Keras fed its steps: the class of each data adapter its fit chose (``ArrayDataAdapter``: batches it slices
         #: from in-memory arrays; ``TFDatasetAdapter``: the script's own tf.data pipeline), by how often
         self.keras_inputs: dict[str, int] = {}
+        #: batches taken by Python code (outside any tf.function) from each tf.data iterator: (a weak reference, count)
+        self.iterators: dict[int, tuple[weakref.ref, int]] = {}
         self._begins: dict[int, tuple[int, float]] = {}
         self._traces: traces.Traces | None = None
 
@@ -54,6 +58,22 @@ class StepClock:
         self.steps += count
         self.inside_seconds += inside
         self.on_steps(count, what)
+
+    def batches_taken(self) -> dict[int, int]:
+        """How many batches each live iterator has handed out so far, by its ``id``."""
+        return {key: n for key, (ref, n) in self.iterators.items() if ref() is not None}
+
+    def busiest_iterator(self, since: dict[int, int] | None = None) -> tuple[Any, int] | None:
+        """The live iterator that handed out the most batches since ``since`` (what :meth:`batches_taken` returned
+        then), and how many; None where none did."""
+        since = since or {}
+        taken = [(n - since.get(key, 0), key) for key, n in self.batches_taken().items()]
+        taken = [(n, key) for n, key in taken if n > 0]
+        if not taken:
+            return None
+        n, key = max(taken)
+        iterator = self.iterators[key][0]()
+        return (iterator, n) if iterator is not None else None
 
     def updates_variables(self, fn: Any) -> bool:
         return self._traces is not None and traces.python_function(fn) in self._traces.updating
@@ -142,6 +162,22 @@ def _data_adapter(original):
     return get_data_adapter
 
 
+def _iterator_next(original):
+    def _next_internal(self):
+        element = original(self)
+        import tensorflow as tf
+
+        if not tf.inside_function():
+            for clock in _clocks():
+                ref, n = clock.iterators.get(id(self), (None, 0))
+                if ref is None or ref() is not self:
+                    ref, n = weakref.ref(self), 0
+                clock.iterators[id(self)] = (ref, n + 1)
+        return element
+
+    return _next_internal
+
+
 def _optimizer_apply(original):
     def apply(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
@@ -157,9 +193,11 @@ def _optimizer_apply(original):
 
 
 def _install(patches: Patches[StepClock]) -> None:
+    from tensorflow.python.data.ops import iterator_ops
     from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
     patches.replace(polymorphic_function.Function, "__call__", _function_call)
+    patches.replace(iterator_ops.OwnedIterator, "_next_internal", _iterator_next)
     try:
         from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
         from keras.src.callbacks.callback_list import CallbackList

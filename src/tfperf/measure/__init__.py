@@ -10,6 +10,7 @@
   pairs, median ratio and spread), ``stopwatch()``.
 - ``monitor``: device utilization sampled in the background (NVML, or process CPU use).
 - ``pipeline_timeline``: when each element of a pipeline was produced and consumed, and a plot of it.
+- ``pipeline_alone``: ``pull(iterator)``: what a tf.data pipeline's batches cost taken alone (wall and CPU time).
 - ``ceilings``: ``measure()``: the device card, this device's measured ceilings (matmul FLOP/s per dtype, memory
   and copy bandwidth, per-call overheads).
 - ``flops``: ``dense_train_step(batch, layer_sizes)``: the matmul FLOPs of a dense network's train step.

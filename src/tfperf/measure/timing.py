@@ -21,6 +21,7 @@ from tfperf.runtime import device, logs
 # Bound once at import: code under test that patches ``time.perf_counter`` cannot
 # change what we read.
 _clock = time.perf_counter
+_cpu_clock = time.process_time
 _pick = random.SystemRandom()  # which timed call's result is kept for checking: not predictable
 # TensorFlow's in-graph clock (``tf.timestamp``) counts seconds since the Unix epoch;
 # this offset puts its readings on the course's clock.
@@ -32,6 +33,12 @@ Progress = Callable[[int, int], None]  # (done, total)
 def now() -> float:
     """Seconds on the course's monotonic clock (for timestamps, e.g. :mod:`tfperf.measure.monitor`)."""
     return _clock()
+
+
+def cpu_now() -> float:
+    """The process's CPU time in seconds, every thread's (``time.process_time``): what a span of work cost the
+    cores, whatever else ran on them meanwhile."""
+    return _cpu_clock()
 
 
 def graph_now():

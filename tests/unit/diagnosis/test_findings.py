@@ -118,3 +118,23 @@ def test_a_report_whose_only_cost_is_set_aside_says_so_rather_than_no_cost():
     report = Diagnosis(found, "a CPU", 2, counts(input_wait=wait), capture, None, keep_profile=False).report()
     assert "input-bound (40.0% of a step, set aside: other processes filled the cores)" in report, report
     assert "no cause costs as much as" not in report, report
+
+
+def test_a_pipeline_that_takes_the_cores_beside_a_cpu_step_is_named_though_the_step_hardly_waits():
+    """The step waited 1% of its time, but the pipeline, taken alone, cost 12 ms of CPU a batch: 60% of two cores
+    over a 10 ms step. On a GPU the step's work is the device's: its wait alone decides there."""
+    from tfperf.measure.pipeline_alone import PipelineAlone
+
+    wait = InputWait(seconds=0.0001, step_seconds=0.01, calls=5)
+    heavy = PipelineAlone(batches=20, seconds=0.16, cpu_seconds=0.24, taken=40, cores=2)
+    found = decide(counts(input_wait=wait, pipeline_alone=heavy))
+    assert [(f.code, f.worth) for f in found] == [("input-bound", True)]
+    assert abs(found[0].share - 0.6) < 1e-9
+    assert "12.0 ms of CPU a batch" in found[0].summary and "hardly waited" in found[0].summary
+    light = PipelineAlone(batches=20, seconds=0.02, cpu_seconds=0.06, taken=40, cores=2)  # 15% of the cores
+    assert decide(counts(input_wait=wait, pipeline_alone=light)) == []
+    assert decide(counts(input_wait=wait, pipeline_alone=heavy, device_class="gpu")) == []
+    # its CPU time is the pipeline's own work, whatever load was beside it: not set aside as a wait would be
+    loaded = InputWait(seconds=0.004, step_seconds=0.01, calls=5, cpu=CpuUse(cores=2, busy=1.95, others=1.0))
+    found = decide(counts(input_wait=loaded, pipeline_alone=heavy))
+    assert [(f.code, f.worth, f.aside) for f in found] == [("input-bound", True, "")]

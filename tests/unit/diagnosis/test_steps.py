@@ -71,3 +71,28 @@ def test_an_optimizer_applied_eagerly_is_a_step_and_the_first_source_wins():
         tf.function(lambda: w.assign_add([1.0]))()  # another source, after the first: not counted
     assert [n for n, _ in events] == [1, 1] and "eager call of SGD.apply_gradients" in events[0][1]
     assert clock.source == "eager optimizer"
+
+
+def test_the_clock_counts_the_batches_the_scripts_loop_takes_from_each_iterator():
+    """Batches taken in Python count; those a tf.function takes inside its graph do not."""
+    import tensorflow as tf
+
+    from tfperf.diagnosis.steps import StepClock
+
+    feeding, other = iter(tf.data.Dataset.range(100)), iter(tf.data.Dataset.range(100))
+
+    @tf.function
+    def inside(iterator):
+        return next(iterator) + next(iterator)
+
+    with StepClock(lambda count, what: None).running() as clock:
+        next(other)
+        since = clock.batches_taken()
+        for _ in range(5):
+            next(feeding)
+        next(other)
+        inside(other)
+        inside(other)
+        busiest = clock.busiest_iterator(since)
+    assert busiest is not None and busiest[0] is feeding and busiest[1] == 5
+    assert clock.batches_taken()[id(other)] == 2
