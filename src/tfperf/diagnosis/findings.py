@@ -538,17 +538,31 @@ def _input_bound(counts: Counts) -> Finding | None:
             )
     contended = _contended(wait.cpu) if wait is not None and waited and not took_cores else ""
     share = max(wait.share if waited and not contended else 0.0, cores_share if took_cores else 0.0)
+    cached = _below_a_cache(wait)
+    if keras_slices:
+        note, aside = KERAS_SLICES, "Keras slices the arrays itself"
+    elif cached:
+        note, aside = cached, "the first epoch fills a cache"
+    elif contended:
+        note, aside = contended, "other processes filled the cores"
+    else:
+        note, aside = "", ""
     return Finding(
-        "input-bound",
-        evidence,
-        "; and ".join(said),
-        share=share if share > 0 else wait.share,
-        note=KERAS_SLICES if keras_slices else contended,
-        aside="Keras slices the arrays itself"
-        if keras_slices
-        else "other processes filled the cores"
-        if contended
-        else "",
+        "input-bound", evidence, "; and ".join(said), share=share if share > 0 else wait.share, note=note, aside=aside
+    )
+
+
+def _below_a_cache(wait: InputWait | None) -> str:
+    """Why a pipeline whose slowest stage runs below its ``cache()`` costs what was measured in its first epoch only
+    ("" where it does not): the measured steps are early in a run, while the first epoch fills the cache; later epochs
+    read the cache and never run the stages below it."""
+    slowest = wait.slowest_stage() if wait is not None else None
+    if slowest is None or not any("Cache" in part for part in slowest[0].split("::")[:-1]):
+        return ""
+    return (
+        f"the slowest stage ({slowest[0].split('::')[-1]}) runs below the pipeline's cache(): its work is paid while "
+        "the first epoch fills the cache, and later epochs read the cache instead; diagnose with --warmup past the "
+        "first epoch's steps to see those"
     )
 
 

@@ -138,3 +138,15 @@ def test_a_pipeline_that_takes_the_cores_beside_a_cpu_step_is_named_though_the_s
     loaded = InputWait(seconds=0.004, step_seconds=0.01, calls=5, cpu=CpuUse(cores=2, busy=1.95, others=1.0))
     found = decide(counts(input_wait=loaded, pipeline_alone=heavy))
     assert [(f.code, f.worth, f.aside) for f in found] == [("input-bound", True, "")]
+
+
+def test_a_wait_for_stages_below_the_pipelines_cache_is_the_first_epochs_only():
+    """The slowest stage runs below cache(): later epochs read the cache, so the early steps' wait is set aside."""
+    below = "Iterator::Root::Prefetch::PaddedBatchV2::Shuffle::MemoryCacheImpl::FlatMap[0]::Generator"
+    wait = InputWait(seconds=0.07, step_seconds=0.17, calls=5, stages={below: 0.16, "Iterator::Root": 0.07})
+    found = decide(counts(input_wait=wait))
+    assert [(f.code, f.worth, f.aside) for f in found] == [("input-bound", False, "the first epoch fills a cache")]
+    assert "slowest stage (Generator) runs below the pipeline's cache()" in found[0].note
+    above = "Iterator::Root::Prefetch::ParallelMapV2"  # the work above a cache, or no cache: named
+    wait = InputWait(seconds=0.07, step_seconds=0.17, calls=5, stages={above: 0.16, "Iterator::Root::Prefetch": 0.01})
+    assert [(f.code, f.worth) for f in decide(counts(input_wait=wait))] == [("input-bound", True)]
