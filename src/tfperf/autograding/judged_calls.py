@@ -63,8 +63,14 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
 
         reader = moved.read if probe == "bytes" else traced.count
         return reader({"function": "f", "args": "a"}, {"f": function, "a": args}), []
+    graph_prints = 0
     if request.get("witness"):
-        result = witnessed_call(str(request["witness"]), lambda: function(*args))
+        from tfperf.measure import graph_dtypes, op_counts
+
+        with op_counts.counting() as ops:
+            result = witnessed_call(str(request["witness"]), lambda: function(*args))
+        ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
+        graph_prints = sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())
     else:
         with logs.captured_output():
             result = function(*args)
@@ -73,7 +79,7 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
             description, packed = pack(result)
     except NotData as err:
         return {"not_data": str(err)}, []
-    return {"result": description}, packed
+    return {"result": description, "graph_prints": graph_prints}, packed
 
 
 #: The subject's counters while the judge counts (:func:`counting_started` to :func:`counting_stopped`).
@@ -125,7 +131,7 @@ def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
     if "traces" in counters:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
-        from tfperf.grading.tracing import _graph_names
+        from tfperf.grading.tracing import _graph_names, python_nodes
 
         functions = {}
         for name in names:
@@ -137,6 +143,7 @@ def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
                 "traced": counters["traces"].of(function),
                 "runs": counters["ops"].runs_of(_graph_names(function)),
                 "in_all": int(polymorphic_function.Function.experimental_get_tracing_count(function)),
+                "python_nodes": python_nodes(function, counters["ops"]),
             }
         seen["functions"] = functions
     return seen

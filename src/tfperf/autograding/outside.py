@@ -601,6 +601,11 @@ judges = _Judges()
 JUDGED = "Decided by the judge, a process where no learner code ran; your answer was called in its own process."
 
 
+def _count(value: object) -> int:
+    """A count the subject sent, or 0 where it sent none (or something that is not one)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple[dict, list]:
     """The judge's call of the answer's function, made in ``subject``: the reply the judge gets (the result as data,
     or the answer's error; for a call, what it printed as read here from the subject's output stream). The answer's
@@ -635,6 +640,7 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     if token is not None:
         seen = subject.output.printed(token)
         reply["printed"] = {"count": seen.count, "lines": seen.lines} if seen is not None else {"unread": True}
+        reply["printed"]["graph_prints"] = _count(header.get("graph_prints"))
     return reply, result
 
 

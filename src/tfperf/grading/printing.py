@@ -8,6 +8,7 @@ from typing import Any
 
 from tfperf.grading import guard
 from tfperf.grading.calls import GradingFailure, call, call_capturing, reread
+from tfperf.measure import graph_dtypes, op_counts
 from tfperf.runtime import logs
 
 
@@ -27,11 +28,21 @@ def assert_prints_at_most(
         if fn.printed.get("unread"):
             raise GradingFailure(f"What {what} printed could not be read.{reread(section)}")
         count, lines = int(fn.printed.get("count", 0)), [str(line) for line in fn.printed.get("lines", [])]
+        graph_prints = int(fn.printed.get("graph_prints", 0))
     else:
-        result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
+        with op_counts.counting() as ops:
+            result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
         printed = "\n".join((captured.stdout, captured.python, captured.native))
         lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
         count = len(lines)
+        ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
+        graph_prints = sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())
+    if limit == 0 and graph_prints and count == 0:
+        raise GradingFailure(
+            f"{what} ran graphs that hold {graph_prints} tf.print node(s): nothing reached the output read here, but "
+            "a tf.print runs on every call of its graph whatever becomes of what it writes (a file, a log level "
+            f"that is not shown). Remove it from the step.{reread(section)}"
+        )
     if count > limit:
         first = lines[0] if lines and len(lines[0]) <= 60 else (lines[0][:57] + "..." if lines else "")
         raise GradingFailure(

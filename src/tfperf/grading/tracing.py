@@ -52,6 +52,16 @@ def _graph_names(fn: Any) -> set[str]:
     return names
 
 
+def python_nodes(fn: Any, ops: Any) -> int:
+    """Nodes that call back into Python (:data:`tfperf.measure.graph_dtypes.PYTHON_OPS`) in the graphs of the
+    ``tf.function`` ``fn`` that ran while ``ops`` (:func:`tfperf.measure.op_counts.counting`) counted, and in every
+    function they call."""
+    from tfperf.measure import graph_dtypes
+
+    ran = [name for name in ops.raw_runs if name in _graph_names(fn)]
+    return sum(graph_dtypes.nodes_of(ran, graph_dtypes.PYTHON_OPS).values())
+
+
 @guard.checked
 def assert_traces_at_most(
     fn: Any,
@@ -86,7 +96,7 @@ def assert_traces_at_most(
                 call(run, (), who="Your code", section=section)
         undone = [str(t) for t in seen.get("tampered", [])]
         mine = seen.get("functions", {}).get(fn.__name__, {})
-        traced, executed, in_all = (int(mine.get(k, 0)) for k in ("traced", "runs", "in_all"))
+        traced, executed, in_all, python = (int(mine.get(k, 0)) for k in ("traced", "runs", "in_all", "python_nodes"))
     else:
         _require_tf_function(fn, what, section)
         with traces.counting() as counted, op_counts.counting() as ops:
@@ -98,6 +108,7 @@ def assert_traces_at_most(
         if not undone:
             traced, executed = counted.of(fn), ops.runs_of(_graph_names(fn))
             in_all = int(fn.experimental_get_tracing_count())
+            python = python_nodes(fn, ops)
     if undone:
         guard.verify("The tracing check")
         raise GradingFailure(
@@ -110,6 +121,12 @@ def assert_traces_at_most(
         raise GradingFailure(
             f"{what}'s graphs ran {executed} times during {by}; expected at least {wanted}. The work must be done "
             f"by {what} itself, as a tf.function, not by other code beside it.{reread(section)}"
+        )
+    if python:
+        raise GradingFailure(
+            f"{what}'s graph calls back into Python ({python} tf.py_function or tf.numpy_function node(s)): the "
+            "Python inside runs eagerly, op by op, on every call, so tracing once does not make that work a graph. "
+            f"Write it with TensorFlow operations inside the tf.function.{reread(section)}"
         )
     if traced > n:
         during = f"{len(calls)} calls" if calls else "one run of your code"

@@ -5,7 +5,9 @@ reports (``__inference_<name>_<id>``); its nodes carry their dtype (attribute ``
 (``StatefulPartitionedCall``, ``While``, ``If``: attributes that name a function). :func:`matmul_dtypes` walks a
 graph and every function it calls, and counts the nodes that multiply matrices (``MatMul``, ``BatchMatMulV2``,
 convolutions, ``Einsum``, XLA's ``XlaDot``) by their dtype. The count says what the products compute in, not how
-often each runs.
+often each runs. :func:`nodes_of` counts the nodes of other types the same way: those that call back into Python
+(:data:`PYTHON_OPS`, which run their Python body eagerly on every call of the graph) and those that print
+(:data:`PRINT_OPS`, which run on every call whatever becomes of their output).
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ MATMUL_OPS = frozenset(
 )  # fmt: skip
 
 
+#: Nodes that run a Python function (``tf.py_function``, ``tf.numpy_function``, ``tf.compat.v1.py_func``).
+PYTHON_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+#: Nodes that print (``tf.print``; TF1's ``tf.compat.v1.Print``).
+PRINT_OPS = frozenset({"PrintV2", "Print"})
+
+
 def _called_functions(node) -> list[str]:
     """Names of the functions a node calls (its ``func`` attributes, lists of them too)."""
     names = []
@@ -30,13 +38,11 @@ def _called_functions(node) -> list[str]:
     return names
 
 
-def matmul_dtypes(function_names) -> collections.Counter:
-    """Matrix-product nodes by dtype name (``"float32"``, ``"bfloat16"``, ...) in the graphs ``function_names``
-    (``__inference_...``) and every function they call. Names the eager context does not hold are skipped."""
+def _nodes(function_names):
+    """Every node of the graphs ``function_names`` and of every function they call, each graph once (names the eager
+    context does not hold are skipped)."""
     from tensorflow.python.eager import context
-    from tensorflow.python.framework import dtypes
 
-    found: collections.Counter = collections.Counter()
     seen: set[str] = set()
     pending = list(function_names)
     ctx = context.context()
@@ -46,7 +52,22 @@ def matmul_dtypes(function_names) -> collections.Counter:
             continue
         seen.add(name)
         for node in ctx.get_function_def(name).node_def:
-            if node.op in MATMUL_OPS and "T" in node.attr:
-                found[dtypes.as_dtype(node.attr["T"].type).name] += 1
+            yield node
             pending += _called_functions(node)
+
+
+def matmul_dtypes(function_names) -> collections.Counter:
+    """Matrix-product nodes by dtype name (``"float32"``, ``"bfloat16"``, ...) in the graphs ``function_names``
+    (``__inference_...``) and every function they call. Names the eager context does not hold are skipped."""
+    from tensorflow.python.framework import dtypes
+
+    found: collections.Counter = collections.Counter()
+    for node in _nodes(function_names):
+        if node.op in MATMUL_OPS and "T" in node.attr:
+            found[dtypes.as_dtype(node.attr["T"].type).name] += 1
     return found
+
+
+def nodes_of(function_names, op_types) -> collections.Counter:
+    """Nodes of the types ``op_types``, by type, in the graphs ``function_names`` and every function they call."""
+    return collections.Counter(node.op for node in _nodes(function_names) if node.op in op_types)

@@ -194,6 +194,20 @@ def test_traces_are_counted_in_the_subject_over_the_calls_the_judge_makes():
     assert "double was traced 2 times during 2 calls; expected at most 1" in twice.error["evalue"]
     plain = graded_with_tensorflow("def double(x):\n    return x * 2", test, ("double",))
     assert "double is not a tf.function" in plain.error["evalue"]
+    test = "grading.assert_traces_at_most(double, 1, [(tf.constant([1.0]),), (tf.constant([2.0]),)], what='double')"
+    python = "@tf.function\ndef double(x):\n    return tf.py_function(lambda v: v * 2, [x], tf.float32)"
+    eager = graded_with_tensorflow(python, test, ("double",))
+    assert "double's graph calls back into Python (1 tf.py_function" in eager.error["evalue"], eager.error
+
+
+@pytest.mark.slow
+def test_a_tf_print_whose_output_is_lost_is_seen_in_the_graphs_the_judges_call_ran():
+    test = "grading.assert_prints_at_most(double, (tf.constant([1.0]),), 0, what='double')"
+    logged = "@tf.function\ndef double(x):\n    tf.print(x, output_stream='file:///dev/null')\n    return x * 2"
+    lost = graded_with_tensorflow(logged, test, ("double",))
+    assert "double ran graphs that hold 1 tf.print node(s)" in lost.error["evalue"], lost.error
+    quiet = graded_with_tensorflow("@tf.function\ndef double(x):\n    return x * 2", test, ("double",))
+    assert quiet.passed, quiet.error
 
 
 @pytest.mark.slow

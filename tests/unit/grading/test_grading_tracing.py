@@ -46,11 +46,49 @@ def test_traces_at_most_with_run_and_never_called():
         grading.assert_traces_at_most(unused, 1, run=lambda: None)
 
 
+def test_traces_at_most_fails_a_graph_whose_work_runs_in_python_inside_it():
+    """Traced once, but the graph only calls a tf.py_function (or tf.numpy_function) that does the work eagerly."""
+
+    def eager_body(x, k):
+        return x * tf.cast(k, x.dtype)
+
+    spec = [tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)]
+    wrapped = tf.function(lambda x, k: tf.py_function(eager_body, [x, k], tf.float32), input_signature=spec)
+    numpy_wrapped = tf.function(lambda x, k: tf.numpy_function(lambda a, b: a * a.dtype.type(b), [x, k], tf.float32))
+    calls = [(tf.ones([3]), tf.constant(i)) for i in range(3)]
+    with pytest.raises(grading.GradingFailure, match=r"graph calls back into Python \(1 tf.py_function"):
+        grading.assert_traces_at_most(wrapped, 1, calls, what="predict")
+    with pytest.raises(grading.GradingFailure, match="calls back into Python"):
+        grading.assert_traces_at_most(numpy_wrapped, 1, calls, what="predict")
+    nested = tf.function(lambda x, k: wrapped(x, k) + 1.0, input_signature=spec)  # inside a function it calls
+    with pytest.raises(grading.GradingFailure, match="calls back into Python"):
+        grading.assert_traces_at_most(nested, 1, calls, what="predict")
+
+
 def test_traces_at_most_reports_learner_errors_and_stays_quiet(capfd):
     fn = tf.function(lambda x: tf.reshape(x, [7]))
     with pytest.raises(grading.GradingFailure, match="raised"):
         grading.assert_traces_at_most(fn, 1, [(tf.ones([3]),)])
     assert capfd.readouterr().err == ""
+
+
+def test_prints_at_most_none_fails_a_tf_print_whose_lines_go_where_they_are_not_read(tmp_path):
+    """A tf.print to a file (or to TensorFlow's log below the level shown) still runs on every call of its graph."""
+
+    @tf.function
+    def to_a_file(x):
+        tf.print("total:", tf.reduce_sum(x), output_stream=f"file://{tmp_path / 'log.txt'}")
+        return x * 2
+
+    @tf.function
+    def quiet(x):
+        return x * 2
+
+    with pytest.raises(grading.GradingFailure, match=r"ran graphs that hold 1 tf.print node\(s\)"):
+        grading.assert_prints_at_most(to_a_file, (tf.ones([3]),), 0, what="step")
+    assert (tmp_path / "log.txt").read_text().startswith("total: 3")
+    grading.assert_prints_at_most(quiet, (tf.ones([3]),), 0, what="step")
+    grading.assert_prints_at_most(to_a_file, (tf.ones([3]),), 1, what="step")  # a limit above 0: lines are counted
 
 
 def test_prints_each_call_accepts_tf_print_on_both_streams():
