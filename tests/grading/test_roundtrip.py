@@ -588,6 +588,9 @@ def test_submission_names_are_distinct_student_ids():
         ids = [s.student_id for s in submissions_for(assignment)]
         assert len(set(ids)) == len(ids) and not {"reference", "untouched"} & set(ids), assignment
         assert not [i for i in ids if i.startswith(AS_ON_GPU)], assignment
+        for submission in submissions_for(assignment):  # each case as Submission(name, edits, expected, ...)
+            members = getattr(submission, "members", [submission])
+            assert all(isinstance(m.edits, dict) and isinstance(m.expected, dict) for m in members), submission
 
 
 #: Graded as on a CPU, and the way a GPU machine runs the course (TFPERF_AS_ON_GPU=1) where that can differ.

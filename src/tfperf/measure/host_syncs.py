@@ -6,7 +6,9 @@ Python ``if`` on a tensor), ``print``/``str``/``repr``/f-strings, ``range(t)``,
 ``np.asarray(t)``, a NumPy function or ufunc applied to a tensor (``np.mean(t)``,
 ``np.add(t, 1)``), and, inside a graph, ``tf.numpy_function``/``tf.py_function``. Inside a
 :func:`counting` block every such read of an eager tensor (variables included) is
-counted, whatever the device, so the count is the same on a laptop CPU and on a GPU::
+counted, whatever the device, so the count is the same on a laptop CPU and on a GPU (a ``tf.py_function``'s
+body gets its inputs on the host, all at once: its reads count as one a call, the crossing of its inputs, however
+many values it reads)::
 
     with host_syncs.counting() as syncs:
         for step in range(100):
@@ -171,6 +173,11 @@ def uncounted():
 def _record(kind: str) -> None:
     if getattr(_inside, "uncounted", False):
         return
+    host_call = getattr(_inside, "host_call", None)
+    if host_call is not None:  # inside a tf.py_function's body: its first read stands for the call's one crossing
+        if host_call[0]:
+            return
+        host_call[0] = True
     active = list(_patches.active)
     site = origin() if any(s.with_origins for s in active) else None
     for syncs in active:
@@ -282,7 +289,15 @@ def _counted_host_function(original):
         internal = str(getattr(func, "__module__", "")).startswith("tensorflow.")
         if args and not internal and not isinstance(func, script_ops.EagerFunc):  # tf.data's own generators: no read
             _record(KINDS["host_function"])
-        return original(self, token, device, args)
+        if not isinstance(func, script_ops.EagerFunc):
+            return original(self, token, device, args)
+        # a tf.py_function's inputs reach its body on the host, all at once: its reads of them make one crossing
+        before = getattr(_inside, "host_call", None)
+        _inside.host_call = [False]
+        try:
+            return original(self, token, device, args)
+        finally:
+            _inside.host_call = before
 
     return __call__
 

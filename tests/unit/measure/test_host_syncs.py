@@ -217,3 +217,31 @@ def test_origins_tell_the_users_reads_from_kerass_and_the_input_pipelines():
     mine = [where for (who, where), _ in syncs.read_origins.items() if who == host_syncs.YOURS]
     assert len(mine) == 1 and mine[0].startswith(__file__) and "test_origins_tell" in mine[0], mine
     assert syncs.upload_bytes == 0 or syncs.uploads > 0
+
+
+def test_a_py_functions_reads_of_its_inputs_are_one_crossing_a_call():
+    """Its inputs reach the body on the host together: int(step) and float(loss) in one call are one read."""
+    import tensorflow as tf
+
+    from tfperf.measure import host_syncs
+
+    seen = []
+
+    def report(step, loss):
+        seen.append((int(step), float(loss)))
+
+    @tf.function
+    def every_other(n):
+        for i in tf.range(n):
+            if i % 2 == 1:
+                tf.py_function(report, [i, tf.cast(i, tf.float32) / 10], [])
+        return n
+
+    with host_syncs.counting() as syncs:
+        every_other(tf.constant(6))
+    assert [step for step, _ in seen] == [1, 3, 5]
+    assert syncs.count == 3, syncs.describe()
+    with host_syncs.counting() as syncs:  # outside a py_function, each read is one
+        step, loss = tf.constant(1), tf.constant(0.5)
+        int(step), float(loss)
+    assert syncs.count == 2
