@@ -67,7 +67,7 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
     if request.get("witness"):
         from tfperf.measure import graph_dtypes, op_counts
 
-        with op_counts.counting() as ops:
+        with op_counts.counting_where_imported() as ops:
             result = witnessed_call(str(request["witness"]), lambda: function(*args))
         ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
         graph_prints = sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())

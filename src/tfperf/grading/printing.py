@@ -30,7 +30,7 @@ def assert_prints_at_most(
         count, lines = int(fn.printed.get("count", 0)), [str(line) for line in fn.printed.get("lines", [])]
         graph_prints = int(fn.printed.get("graph_prints", 0))
     else:
-        with op_counts.counting() as ops:
+        with op_counts.counting_where_imported() as ops:
             result, captured = call_capturing(fn, args, who=what, section=section, stdout=True)
         printed = "\n".join((captured.stdout, captured.python, captured.native))
         lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]

@@ -40,11 +40,13 @@ def _called_functions(node) -> list[str]:
 
 def _nodes(function_names):
     """Every node of the graphs ``function_names`` and of every function they call, each graph once (names the eager
-    context does not hold are skipped)."""
+    context does not hold are skipped; none given: TensorFlow is not imported)."""
+    pending = list(function_names)
+    if not pending:
+        return
     from tensorflow.python.eager import context
 
     seen: set[str] = set()
-    pending = list(function_names)
     ctx = context.context()
     while pending:
         name = pending.pop()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -99,6 +100,15 @@ def counting() -> Iterator[OpCounts]:
         yield counts
     finally:
         op_callbacks.remove_op_callback(callback)
+
+
+def counting_where_imported() -> contextlib.AbstractContextManager[OpCounts]:
+    """:func:`counting` where TensorFlow is imported already; elsewhere an empty count, and TensorFlow is not imported
+    for it: no graph can have run, and its import takes seconds and hundreds of MB (which a memory check beside the
+    call would see)."""
+    if "tensorflow" not in sys.modules:
+        return contextlib.nullcontext(OpCounts())
+    return counting()
 
 
 def still_counting(counts_callback_owner: OpCounts) -> bool:

@@ -351,8 +351,11 @@ def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
     assert 1 <= len(verdict.ratios) < 7
     honest = recheck.recheck_one(check, _Timed(0.004), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
-    assert honest.problem is None and honest.passed and len(honest.ratios) == 4  # settled: 4 of 7 above 2x
-    assert "settled after 4 of 7 pairs" in honest.line()
+    # idle, settled after 4 of 7 pairs (4 above 2x); under load a pair can fall under 2x (1.44x beside the class
+    # grading tests once) and the verdict settles later
+    assert honest.problem is None and honest.passed and 4 <= len(honest.ratios) <= 7, honest
+    if len(honest.ratios) < 7:
+        assert f"settled after {len(honest.ratios)} of 7 pairs" in honest.line()
 
 
 @pytest.mark.parametrize(
