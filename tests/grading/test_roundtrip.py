@@ -474,7 +474,9 @@ class Lane:
         submit(course, assignment, {key: nb for key, nb in students.items() if nb is None})
         # every student submitted so far but the reference graded as on a GPU (submitted here first where its unit
         # came first in this lane): graded again without the switch, its notebook would say it was not set
-        changed = autograde_unchanging(root, assignment, f"--student=[!{AS_ON_GPU[0]}]*", slot=slot)
+        changed = autograde_unchanging(
+            root, assignment, f"--student=[!{AS_ON_GPU[0]}]*", slot=slot, log=f"autograde-{assignment}"
+        )
         if untouched:  # its demonstrations for their imports only (GradingExecute.demonstrations)
             submit(course, assignment, untouched)
             changed += autograde_unchanging(
