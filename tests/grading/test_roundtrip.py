@@ -591,7 +591,11 @@ def test_submission_names_are_distinct_student_ids():
     for assignment in roundtrip_assignments():
         ids = [s.student_id for s in submissions_for(assignment)]
         assert len(set(ids)) == len(ids) and not {"reference", "untouched"} & set(ids), assignment
-        assert not [i for i in ids if i.startswith(AS_ON_GPU[0])], assignment  # the main run's --student glob
+        assert not [i for i in ids if i.startswith(AS_ON_GPU)], assignment
+        # the ids the main grading run sees (the reference, the untouched version, packed students): its --student
+        # glob leaves out those that start as AS_ON_GPU does
+        graded_ids = ["reference", "untouched", *(p.student_id for p in pack(submissions_for(assignment)))]
+        assert not [i for i in graded_ids if i.startswith(AS_ON_GPU[0])], assignment
         for submission in submissions_for(assignment):  # each case as Submission(name, edits, expected, ...)
             members = getattr(submission, "members", [submission])
             assert all(isinstance(m.edits, dict) and isinstance(m.expected, dict) for m in members), submission

@@ -136,6 +136,9 @@ class MemoryGrowth:
     tensors: int  #: live eager tensors at the end, less at the start
     holders: list[str] = field(default_factory=list)  #: the script's containers that grew meanwhile, with by how much
     halves: list[tuple[int, int]] | None = None  #: (resident bytes, tensors) gained in each half; None: not marked
+    #: about what the items the holders gained hold (arrays' and tensors' bytes, Python's size of the rest); None:
+    #: not read
+    held_bytes: int | None = None
 
     def grows_steadily(self, steps: int, *, explained: bool = False) -> bool:
         """Whether both halves grew at :data:`TENSORS_PER_STEP` live tensors a step, or (``explained``: where
@@ -147,7 +150,14 @@ class MemoryGrowth:
         half = steps / 2
         tensors = all(t >= TENSORS_PER_STEP * half for _, t in self.halves)
         resident = all(r >= RESIDENT_BYTES_PER_STEP * half for r, _ in self.halves)
-        return tensors or (resident and (explained or bool(self.holders)))
+        return tensors or (resident and (explained or self.holders_explain()))
+
+    def holders_explain(self) -> bool:
+        """Whether the script's containers that grew hold at least :data:`HELD_SHARE` of the resident growth (a list
+        of a float a step holds bytes, not megabytes); where what they hold was not read, that they grew at all."""
+        if not self.holders:
+            return False
+        return self.held_bytes is None or self.held_bytes >= HELD_SHARE * self.resident_bytes
 
 
 @dataclass
@@ -245,6 +255,8 @@ KERAS_SLICES = (
 PIPELINE_CORES_SHARE = 0.30
 #: Memory growth that names ``memory-growth``: live eager tensors a step, or resident bytes a step.
 TENSORS_PER_STEP, RESIDENT_BYTES_PER_STEP = 1.0, 1 << 20
+#: The share of the resident growth that the script's grown containers must hold to explain it (the tool's choice).
+HELD_SHARE = 0.25
 
 
 def _contended(cpu: CpuUse | None) -> str:

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import gc
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -275,6 +276,32 @@ def _container_sizes(namespace: dict | None) -> dict[str, int]:
     return sizes
 
 
+def _bytes_of(value: Any, depth: int = 2) -> int:
+    """About what ``value`` holds: an array's or a tensor's bytes, a container's items' (``depth`` levels down), or
+    Python's size of the object."""
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and hasattr(shape, "num_elements") and hasattr(dtype, "size"):
+        return int(shape.num_elements() or 0) * int(dtype.size)
+    if depth > 0 and isinstance(value, (list, tuple, set, collections.deque)):
+        return sys.getsizeof(value) + sum(_bytes_of(item, depth - 1) for item in value)
+    if depth > 0 and isinstance(value, dict):
+        return sys.getsizeof(value) + sum(_bytes_of(item, depth - 1) for item in value.values())
+    return sys.getsizeof(value)
+
+
+def _added_bytes(container: Any, before: int) -> int:
+    """About what the items a script's container gained past its first ``before`` hold (a list's or a deque's last
+    items, a dict's last values in insertion order; a set, all of it)."""
+    if isinstance(container, (list, collections.deque)):
+        return sum(_bytes_of(item) for item in list(container)[before:])
+    if isinstance(container, dict):
+        return sum(_bytes_of(item) for item in list(container.values())[before:])
+    return _bytes_of(container)
+
+
 class Measurement:
     """The counters of one run of steps: :meth:`start` before the first measured step, :meth:`stop` after the last
     (from the same thread), then :meth:`counts`. ``whole_run``: the traces of the whole run (warm-up included),
@@ -309,12 +336,13 @@ class Measurement:
         resident, tensors, sizes = self._memory
         grown = _container_sizes(self.namespace)
         holders = [f"{name} ({grown[name] - n:+d} items)" for name, n in sizes.items() if grown.get(name, n) > n]
+        held = sum(_added_bytes(self.namespace.get(name), n) for name, n in sizes.items() if grown.get(name, n) > n)
         end = (_resident_bytes(), _live_tensors())
         middle = getattr(self, "_middle", None)
         halves = None
         if middle is not None:
             halves = [(middle[0] - resident, middle[1] - tensors), (end[0] - middle[0], end[1] - middle[1])]
-        self.memory = MemoryGrowth(end[0] - resident, end[1] - tensors, holders, halves)
+        self.memory = MemoryGrowth(end[0] - resident, end[1] - tensors, holders, halves, held_bytes=held)
 
     def counts(self, steps: int, card: Any, costs: UnitCosts) -> Counts:
         ops, reads, traced = self.ops, self.reads, self.traced
