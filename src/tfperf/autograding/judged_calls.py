@@ -65,12 +65,12 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
         return reader({"function": "f", "args": "a"}, {"f": function, "a": args}), []
     graph_prints = 0
     if request.get("witness"):
-        from tfperf.measure import graph_dtypes, op_counts
+        from tfperf.grading.printing import print_nodes
+        from tfperf.measure import op_counts
 
         with op_counts.counting_where_imported() as ops:
             result = witnessed_call(str(request["witness"]), lambda: function(*args))
-        ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
-        graph_prints = sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())
+        graph_prints = print_nodes(ops)
     else:
         with logs.captured_output():
             result = function(*args)

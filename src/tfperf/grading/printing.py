@@ -12,6 +12,13 @@ from tfperf.measure import graph_dtypes, op_counts
 from tfperf.runtime import logs
 
 
+def print_nodes(ops: op_counts.OpCounts) -> int:
+    """The ``tf.print`` nodes of the ``tf.function`` graphs that ran while ``ops`` counted, and of every function
+    they call: each runs on every call of its graph, whatever becomes of what it writes."""
+    ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
+    return sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())
+
+
 @guard.checked
 def assert_prints_at_most(
     fn: Callable[..., Any], args: Sequence[Any], limit: int, *, what: str, section: str | None = None
@@ -35,8 +42,7 @@ def assert_prints_at_most(
         printed = "\n".join((captured.stdout, captured.python, captured.native))
         lines = [line for line in printed.splitlines() if line.strip() and not logs.is_noise(line)]
         count = len(lines)
-        ran = [name for name in ops.raw_runs if name.startswith("__inference_")]
-        graph_prints = sum(graph_dtypes.nodes_of(ran, graph_dtypes.PRINT_OPS).values())
+        graph_prints = print_nodes(ops)
     if limit == 0 and graph_prints and count == 0:
         raise GradingFailure(
             f"{what} ran graphs that hold {graph_prints} tf.print node(s): nothing reached the output read here, but "
