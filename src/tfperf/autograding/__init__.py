@@ -17,8 +17,10 @@
   worker and the unfixed code's worker read (XLA's module counted again here).
 - ``traced``: the trace checks of the test cells: TensorFlow's own trace count of each checked function,
   read while the grading process times the cell's speed check.
+- ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
+  its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
-  results on request).
+  results and the calls of the functions among the inputs on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
   grading process.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
@@ -26,8 +28,6 @@
   the rest of ``/proc`` beyond what TensorFlow reads.
 - ``restricted``: how a worker runs an answer cell: compiled by RestrictedPython under the course's policy,
   with guarded attribute reads, writes, imports and builtins.
-- ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
-  its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
   instructor's cells, the answer (restricted), the test cells) and reports each test cell's outcome.
 - ``judge``: ``python -m tfperf.autograding.judge``: the process that runs an exercise's test cells where no

@@ -955,7 +955,7 @@ class Baselines:
         found = self.workers.get(key)
         if found is not None and found.alive():
             try:  # the instructor's cells again, in a new namespace: nothing of the last timing carries over
-                found.ask(do="reset", make_inputs=check.make_inputs)
+                found.ask(do="reset", make_inputs=check.make_inputs, calls_back=check.calls_back)
                 return found
             except NotRunnable:
                 found.close()

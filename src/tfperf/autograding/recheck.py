@@ -67,6 +67,7 @@ class SpeedCheck:
     atol: float = 1e-6
     pairs: int = 7  # as assert_speedup's own ``pairs``
     condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
+    calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
 
 
 def _nbgrader(cell) -> dict:
@@ -109,6 +110,7 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                     atol=number("atol", 1e-6),
                     pairs=number("pairs", 7),
                     condition=conditions.get(id(node)),
+                    calls_back=ast.get_source_segment(cell.source, kw["calls_back"]) if "calls_back" in kw else None,
                 )
             )
     return found
@@ -156,7 +158,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
 
     def load() -> tuple:
         if current.get("holds") is False:  # not timed on this machine: the cells are not run again for nothing
-            return None, None  # (chapter 7's served check: each run of its cells started 3 TensorFlow servers)
+            return None, None, None  # (chapter 7's served check: each run of its cells started 3 TensorFlow servers)
         namespace: dict = {"__name__": "__main__"}
         current["namespace"] = namespace
         with logs.captured_output(), seeded(0):
@@ -165,11 +167,12 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
                 linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
                 exec(compile(source, name, "exec"), namespace)
             if header.get("condition") and not current.setdefault("holds", bool(eval(header["condition"], namespace))):
-                return None, None  # not timed on this machine: nothing to build
-            return eval(header["function"], namespace), eval(header["make_inputs"], namespace)
+                return None, None, None  # not timed on this machine: nothing to build
+            due = eval(header["calls_back"], namespace) if header.get("calls_back") else None
+            return eval(header["function"], namespace), eval(header["make_inputs"], namespace), due
 
     try:
-        function, make_inputs = load()
+        function, make_inputs, due = load()
         ready: dict = {"ready": True, "condition": current.get("holds", True)}
         if header.get("exercise"):
             ready |= target_of(header["exercise"])
@@ -179,7 +182,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     send(replies, ready)
     reply = lambda head, arrays=None: send(replies, head, arrays)  # noqa: E731
     while True:
-        request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs)
+        request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due)
         if request.get("do") == "bytes":
             try:
                 reply(moved.read(request, current["namespace"]))
@@ -190,7 +193,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             return
         try:  # another check of the same function may make its inputs otherwise (its own sizes)
             header["make_inputs"] = request.get("make_inputs", header["make_inputs"])
-            function, make_inputs = load()
+            header["calls_back"] = request.get("calls_back", header.get("calls_back"))
+            function, make_inputs, due = load()
         except BaseException:
             reply({"error": traceback.format_exc(limit=3)})
             return
@@ -252,6 +256,7 @@ class Worker:
                 "make_inputs": check.make_inputs,
                 "exercise": check.exercise if report_target else None,
                 "condition": check.condition if report_target else None,
+                "calls_back": check.calls_back if report_target else None,
             },
         )
         self.ready, _ = self._expect()
@@ -341,6 +346,21 @@ class Verdict:
 
 def _worker_argv() -> list[str]:
     return [sys.executable, "-m", "tfperf.autograding.recheck", "worker"]
+
+
+def _same_calls(answer, baseline, index: int, check: SpeedCheck) -> str | None:
+    """Whether the answer's call ``index`` of its last sample called back the functions among its inputs as due
+    (:func:`tfperf.grading.results.calls_differ`): due, the unfixed code's worker says from its call on the same
+    inputs (its sample's first)."""
+    from tfperf.grading.results import calls_differ
+
+    problem = calls_differ(
+        answer.request(do="calls_back", index=index)["calls"],
+        baseline.request(do="calls_back", index=0)["calls"],
+        rtol=check.rtol,
+        atol=check.atol,
+    )
+    return None if problem is None else f"in a timed call, {problem}"
 
 
 def _compare(got: list, expected: list, check: SpeedCheck) -> str | None:
@@ -438,7 +458,9 @@ def recheck_one(
     def same_result(seed: int, index: int) -> str | None:
         baseline.ask(do="prepare", seeds=[seed])
         baseline.ask(do="run")
-        return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), check)
+        return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), check) or _same_calls(
+            answer, baseline, index, check
+        )
 
     alone: dict = {}  # seconds of one call alone, each side, from the second untimed call (the first warms up)
     for _ in range(2):  # untimed: the answer computes what the unfixed code computes
@@ -447,7 +469,9 @@ def recheck_one(
         _, alone[answer] = timing.stopwatch(lambda: answer.ask(do="run"), sync=lambda: None)
         baseline.ask(do="prepare", seeds=[seed])
         _, alone[baseline] = timing.stopwatch(lambda: baseline.ask(do="run"), sync=lambda: None)
-        if problem := _compare(answer.ask(do="result", index=0), baseline.ask(do="result", index=0), check):
+        if problem := _compare(
+            answer.ask(do="result", index=0), baseline.ask(do="result", index=0), check
+        ) or _same_calls(answer, baseline, 0, check):
             verdict.problem = problem
             return verdict
     calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
@@ -509,7 +533,9 @@ def recheck_one(
                         f"{took[worker]:.2f} s): answers must not leave work running in the background"
                     )
             expected = baseline.ask(do="result", index=0)
-            if problem := _compare(answer.ask(do="result", index=kept), expected, check):
+            if problem := _compare(answer.ask(do="result", index=kept), expected, check) or _same_calls(
+                answer, baseline, kept, check
+            ):
                 return problem
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])

@@ -1,12 +1,15 @@
 """A worker's side of a speed check timed by another process: inputs made from seeds, samples run, results
-returned, each on request.
+returned, each on request; the calls of the functions among a sample's inputs, as data.
 
 The process that asks holds the clock: it reads it around each ``run`` request. A worker makes the
 inputs of a sample (``prepare``) before it is timed, runs the function on each, or on the first
 ``count`` (``run``: every result
 made concrete and the device waited for, inside the request), and sends a result back as ``.npy``
 arrays when asked (``result``). A ``run`` with a ``witness`` token is not captured: the asking process reads
-what it prints (:mod:`tfperf.autograding.printed`). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
+what it prints (:mod:`tfperf.autograding.printed`). A function among the inputs (a report function) reaches the
+function timed as the one a judged call passes does (:func:`tfperf.autograding.judged_calls.callback_stub`, its
+arguments crossing as data, inside the clock), and its calls are recorded: ``calls_back`` sends those of a sample's
+call (with ``due``, the unfixed code's worker sends the calls due from the answer instead). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
 exercise workers of :mod:`tfperf.autograding.worker`.
 """
 
@@ -67,32 +70,63 @@ def seeded(seed: int, *, tensorflow: bool = True):
         np.random.default_rng = original
 
 
+def called_back(args: tuple, calls: list) -> tuple:
+    """``args`` with each function among them replaced by the stub a judged call's function gets
+    (:func:`tfperf.autograding.judged_calls.callback_stub`): it sends its arguments as data, here to a local reader
+    that appends them to ``calls`` (:func:`tfperf.grading.results.call_numbers`) and calls the function."""
+    from tfperf.autograding.judged_calls import callback_stub
+    from tfperf.grading.remote import pack, unpack
+    from tfperf.grading.results import call_numbers
+    from tfperf.grading.speed import CALLED_BACK
+
+    functions = [a for a in args if type(a) in CALLED_BACK]
+    if not functions:
+        return args
+
+    def ask(header: dict, arrays: list) -> tuple[dict, list]:
+        values = unpack(header["args"], arrays)
+        calls.append(call_numbers(values))
+        description, packed = pack(functions[header["callback"]](*values))
+        return {"called_back": description}, packed
+
+    stubs = iter(callback_stub(index, ask) for index in range(len(functions)))
+    return tuple(next(stubs) if type(a) in CALLED_BACK else a for a in args)
+
+
 def serve_samples(
     next_request: Callable[[], dict],
     reply: Callable[..., None],
     function: Callable[..., Any],
     make_inputs: Callable[[], Any],
+    due: Callable[..., list] | None = None,
 ) -> dict:
-    """Answer ``prepare``, ``run`` and ``result`` requests until another one comes (``end``, ``exit``,
-    ``reset``); returns that one."""
+    """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
+    ``exit``, ``reset``); returns that one. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
     from tfperf.autograding.printed import witnessed_call
+    from tfperf.grading.speed import calls_due
     from tfperf.measure import timing
     from tfperf.runtime import device, logs
 
     inputs: list = []
+    made: list = []  # each sample's inputs as make_inputs made them (its functions unwrapped)
+    calls: list = []  # each sample's calls of its functions
     results: list = []
     while True:
         request = next_request()
         try:
             if request.get("do") == "prepare":
-                inputs, results = [], []  # the last sample's memory freed first: the new inputs can reuse it
+                inputs, made, calls, results = [], [], [], []  # the last sample's memory freed first
                 for seed in request["seeds"]:
                     with seeded(int(seed), tensorflow=False):
-                        inputs.append(tuple(make_inputs()))
+                        made.append(tuple(make_inputs()))
+                    calls.append([])
+                    inputs.append(called_back(made[-1], calls[-1]))
                 reply({"ok": True})
             elif request.get("do") == "run":
                 device.sync()
                 chosen = inputs if request.get("count") is None else inputs[: int(request["count"])]
+                for recorded in calls[: len(chosen)]:
+                    recorded.clear()  # a sample run again records its calls again
                 if request.get("witness"):  # the asking process reads what the calls print (printed.py)
                     results = witnessed_call(
                         str(request["witness"]), lambda: [timing.settle(function(*args)) for args in chosen]
@@ -104,6 +138,9 @@ def serve_samples(
                 reply({"ok": True})
             elif request.get("do") == "result":
                 reply({"ok": True}, leaves(results[int(request["index"])]))
+            elif request.get("do") == "calls_back":
+                index = int(request["index"])
+                reply({"ok": True, "calls": calls[index] if due is None else calls_due(due, calls[index], made[index])})
             else:
                 return request
         except BaseException:  # noqa: BLE001 (reported: the asking process decides)

@@ -97,6 +97,13 @@ def report_steps(steps: int, every: int) -> list[int]:
     return [min(start + every, steps) - 1 for start in range(0, steps, every)]
 
 
+def reports_due(calls: list, w0, xs, ys, report, every: int) -> list:
+    """Of the calls a loop reporting on every step made of ``report`` (each ``[step, loss]``), those a loop reporting
+    every ``every`` steps makes: a speed check's ``calls_back`` (:func:`tfperf.grading.assert_speedup`)."""
+    due = set(report_steps(int(xs.shape[0]), int(every)))
+    return [call for call in calls if int(call[0]) in due]
+
+
 def loop_for(strategy: str, w0, xs, ys, every: int, report: Report | None = None) -> Callable[[], object]:
     """A no-argument function training from ``w0`` with ``strategy``; it returns the final weights."""
     tf = logs.tensorflow()

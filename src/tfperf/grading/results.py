@@ -176,3 +176,35 @@ def check_reports(
             raise GradingFailure(
                 f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{reread(section)}"
             )
+
+
+def call_numbers(args: Sequence[Any]) -> list[float]:
+    """The numbers of one call's arguments, flattened in order (tensors, arrays and numbers; anything else reads as
+    NaN, which no due number equals): a call of a function the check passed, as the checks compare it."""
+    numbers: list[float] = []
+    for value in args:
+        if type(value) in (list, tuple):
+            numbers += call_numbers(value)
+        elif _plain(value):
+            numbers += [float(x) for x in np.ravel(np.real(as_array(value, "an argument")))]
+        else:
+            numbers.append(float("nan"))
+    return numbers
+
+
+def calls_differ(
+    got: Sequence[Sequence[float]], due: Sequence[Sequence[float]], *, rtol: float, atol: float
+) -> str | None:
+    """How the calls an answer made of a function it was passed as an argument (each call as
+    :func:`call_numbers`) differ from the calls ``due``, in words; None where they agree: as many, in the same
+    order, each with the same arguments (close to the due ones). The speed checks ask it of every timed call they
+    compare, so an answer calls back as it does when it is checked, whether timed or not."""
+    shown = lambda call: "(" + ", ".join(f"{x:.6g}" for x in call) + ")"  # noqa: E731
+    if len(got) != len(due):
+        times = "once" if len(got) == 1 else f"{len(got)} times"
+        were = "1 call was" if len(due) == 1 else f"{len(due)} calls were"
+        return f"it called the function it was passed {times}; {were} due"
+    for number, (g, d) in enumerate(zip(got, due), start=1):
+        if len(g) != len(d) or not np.allclose(g, d, rtol=rtol, atol=atol, equal_nan=True):
+            return f"its call {number} of the function it was passed had arguments {shown(g)}; {shown(d)} were due"
+    return None

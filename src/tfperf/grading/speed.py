@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from tfperf.grading import guard, targets
 from tfperf.grading.calls import GradingFailure, call, reread
-from tfperf.grading.results import as_array, check_same_result
+from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
 from tfperf.measure import op_counts, timing, traces
 from tfperf.runtime import device, logs
 
@@ -164,6 +165,30 @@ def _same_content(a: Any, b: Any) -> bool:
     return True
 
 
+#: The kinds of inputs that are functions to call back (a report function): a speed check records their calls.
+CALLED_BACK = (types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+
+
+def recording(args: Sequence[Any], calls: list) -> tuple:
+    """``args`` with each function among them (:data:`CALLED_BACK`) replaced by one that calls it and appends the
+    call's arguments to ``calls`` (:func:`tfperf.grading.results.call_numbers`)."""
+
+    def recorder(function: Callable[..., Any]) -> Callable[..., Any]:
+        def called_back(*values: Any) -> Any:
+            calls.append(call_numbers(values))
+            return function(*values)
+
+        return called_back
+
+    return tuple(recorder(a) if type(a) in CALLED_BACK else a for a in args)
+
+
+def calls_due(calls_back: Callable[..., list] | None, unfixed_calls: list, args: Sequence[Any]) -> list:
+    """The calls an answer must make of the functions among ``args``, from those the unfixed code made on them:
+    ``calls_back(unfixed_calls, *args)`` where the check names it, else the same calls."""
+    return list(unfixed_calls) if calls_back is None else list(calls_back(unfixed_calls, *args))
+
+
 def _witness_checks(
     comparison: timing.FreshComparison, baseline: Callable[..., Any], *, rtol: float, atol: float, section: str | None
 ) -> None:
@@ -232,6 +257,7 @@ def assert_speedup(
     min_time: float = 0.05,
     target: float | None = None,
     hint: str | None = None,
+    calls_back: Callable[..., list] | None = None,
 ) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
@@ -247,6 +273,11 @@ def assert_speedup(
     calibrate`` sets it). The speedup must reach ``target`` (default:
     :func:`tfperf.grading.targets.target_for`, fixed when the notebook's setup cell ran). ``hint``
     says what to try next when the speed falls short.
+
+    Where the inputs hold functions (a report function), the candidate must call them as the unfixed code does
+    on the same inputs, or as ``calls_back(unfixed_calls, *inputs)`` says (each call a list of its arguments'
+    numbers): compared on the untimed calls here, and on every timed call compared when the grading process
+    times the check (:mod:`tfperf.autograding.recheck`), where the functions passed are of one kind, timed or not.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
@@ -264,9 +295,13 @@ def assert_speedup(
             "call (draw it from an unseeded random generator)."
         )
     for args in (inputs, other):
-        expected = call(baseline, args, who="The unfixed code", section=section)
-        got = call(candidate, args, who="Your function", section=section)
+        unfixed_calls: list = []
+        got_calls: list = []
+        expected = call(baseline, recording(args, unfixed_calls), who="The unfixed code", section=section)
+        got = call(candidate, recording(args, got_calls), who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
+        if problem := calls_differ(got_calls, calls_due(calls_back, unfixed_calls, args), rtol=rtol, atol=atol):
+            raise GradingFailure(f"Your function's calls on the speed check's inputs: {problem}.{reread(section)}")
     if os.environ.get(TIMED_OUTSIDE_ENV_VAR) == "1":
         guard.assert_nothing_competes("The speed check")
         print("Same results as the unfixed code; the grading process times the speed next, out of this process.")

@@ -264,6 +264,11 @@ class _Timed:
             return [np.array([float(self.seeds[index] % 7)])]
         return None
 
+    def request(self, *, do, index=None):
+        """``calls_back``: one call of the function among the inputs, with the input's seed (as the results)."""
+        assert do == "calls_back"
+        return {"calls": [[float(self.seeds[index] % 7)]]}
+
 
 class _WrongLater(_Timed):
     """A fast answer whose results are right for its first ``right`` run requests, then wrong: an answer that skips
@@ -340,6 +345,33 @@ def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to
     assert baseline.runs in (2 + verdict.planned, 3 + verdict.planned), (baseline.runs, verdict)
 
 
+class _QuietLater(_Timed):
+    """A fast answer that calls back the function among its inputs for its first ``right`` run requests, then no
+    more: an answer that reports while it is checked and stops once it is timed."""
+
+    def __init__(self, seconds: float, right: int):
+        super().__init__(seconds)
+        self.right, self.runs = right, 0
+
+    def ask(self, *, do, seeds=None, count=None, index=None):
+        self.runs += do == "run"
+        return super().ask(do=do, seeds=seeds, count=count, index=index)
+
+    def request(self, *, do, index=None):
+        return super().request(do=do, index=index) if self.runs <= self.right else {"calls": []}
+
+
+def test_every_compared_call_calls_back_as_due():
+    """The calls of a function among the inputs are compared with those due, the unfixed code's worker says, on the
+    same inputs: an answer that stops calling back once timed fails at the first timed pair, saying so."""
+    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    honest = recheck.recheck_one(check, _Timed(0.004), _QuietLater(0.001, right=10**6), pairs=7, target=2.0)
+    assert honest.passed, honest
+    quiet = recheck.recheck_one(check, _Timed(0.004), _QuietLater(0.001, right=2), pairs=7, target=2.0)
+    assert not quiet.passed and len(quiet.ratios) == 0, quiet
+    assert quiet.problem == "in a timed call, it called the function it was passed 0 times; 1 call was due"
+
+
 def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
     that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so. (With
@@ -406,3 +438,32 @@ def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_pa
         assert len(workers.workers) == 2
     finally:
         workers.close()
+
+
+def test_a_timed_samples_functions_are_the_judges_stubs_and_their_calls_are_recorded():
+    """The function among a sample's inputs reaches the function timed as the one a judged call passes does (an
+    answer cannot tell a timed call by it); its calls are sent on request, or those ``due`` from them."""
+    from tfperf.autograding import judged_calls, samples
+
+    def timed(report, steps):
+        for step in range(steps):
+            report(step, np.float32(step / 2))
+        return repr(report).split(" at ")[0]
+
+    requests = iter(
+        [{"do": "prepare", "seeds": [1, 2]}, {"do": "run"}, {"do": "result", "index": 1}]
+        + [{"do": "calls_back", "index": i} for i in (0, 1)]
+        + [{"do": "end"}]
+    )
+    replies = []
+    make_inputs = lambda: (lambda step, loss: None, 3)  # noqa: E731
+    due = lambda calls, report, steps: calls[-1:]  # noqa: E731
+    ended = samples.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs, due)
+    assert ended == {"do": "end"}
+    stub = repr(judged_calls.callback_stub(0, None)).split(" at ")[0]
+    assert replies[2][1][0] == np.array(stub)
+    assert replies[3] == ({"ok": True, "calls": [[2.0, 1.0]]},) == replies[4]
+    replies.clear()
+    requests = iter([{"do": "prepare", "seeds": [1]}, {"do": "run"}, {"do": "calls_back", "index": 0}, {"do": "end"}])
+    samples.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs)
+    assert replies[2] == ({"ok": True, "calls": [[0.0, 0.0], [1.0, 0.5], [2.0, 1.0]]},)

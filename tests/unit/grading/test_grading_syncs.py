@@ -1,10 +1,12 @@
 """Chapter 5's grading assertions: host syncs, printed lines, and the tf.function hint."""
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
 from tfperf import grading  # noqa: E402
+from tfperf.grading import results, speed  # noqa: E402
 from tfperf.runtime import logs  # noqa: E402
 
 
@@ -81,6 +83,31 @@ def test_check_reports():
         grading.check_reports([(9, tf.constant(1.5)), (19, 0.25)], expected)
     with pytest.raises(grading.GradingFailure, match="step 19 reported 0.3"):
         grading.check_reports([(9, 1.5), (19, 0.3)], expected, section="3. The incident")
+
+
+def test_calls_of_a_function_passed_are_compared_in_number_order_and_arguments():
+    calls = []
+    (report,) = speed.recording((lambda step, loss: None,), calls)
+    report(9, np.float32(1.5))
+    report(19, tf.constant(0.25))
+    assert calls == [[9.0, 1.5], [19.0, 0.25]]
+    assert results.calls_differ(calls, [[9, 1.5], [19, 0.2500001]], rtol=1e-4, atol=1e-5) is None
+    assert results.calls_differ([], calls, rtol=1e-4, atol=1e-5) == (
+        "it called the function it was passed 0 times; 2 calls were due"
+    )
+    assert results.calls_differ(calls, [[9, 1.5], [18, 0.25]], rtol=1e-4, atol=1e-5) == (
+        "its call 2 of the function it was passed had arguments (19, 0.25); (18, 0.25) were due"
+    )
+    assert results.call_numbers([object()]) != results.call_numbers([object()])  # NaN: equal to nothing due
+
+
+def test_the_calls_due_are_the_unfixed_codes_or_what_the_check_says():
+    from tfperf.experiments import gpu_sync
+
+    unfixed = [[step, 0.5] for step in range(7)]
+    inputs = (None, np.zeros((7, 2)), None, lambda step, loss: None, 3)
+    assert speed.calls_due(None, unfixed, inputs) == unfixed
+    assert speed.calls_due(gpu_sync.reports_due, unfixed, inputs) == [[2, 0.5], [5, 0.5], [6, 0.5]]
 
 
 def _epochs(kind):
