@@ -120,7 +120,9 @@ class UnitCosts:
     host_read: float  #: a tiny op and ``.numpy()`` of its result
     eager_op: float  #: one tiny eager op
     function_call: float  #: one call of a small tf.function
-    print_line: float  #: one line written to the output
+    print_line: float  #: one short line written to the output
+    #: one more character of a printed tensor (``tf.print``'s formatting of its values, and writing them), beyond a line
+    print_char: float = 0.0
     h2d_bytes_per_second: float | None = None  #: host-to-device copies (a GPU's card), None elsewhere
     float32_flops_per_second: float | None = None  #: the rate float32 matmuls run at here (card), None without one
     low_precision: tuple[str, float] | None = None  #: the card's fastest lower precision, and its gain on float32
@@ -180,6 +182,7 @@ class Counts:
     eager_ops: int
     graph_calls: int
     printed_lines: int
+    printed_chars: int = 0  #: characters of those lines
     input_wait: InputWait | None = None  #: the Profiler's input wait of the profiled steps, if they were profiled
     profiled_steps: int = 0  #: steps run under the Profiler after the counted ones (not counted)
     keras_reads: int = 0  #: host reads made by Keras's own code (fit reading its logs)
@@ -455,7 +458,9 @@ def decide(counts: Counts) -> list[Finding]:
                 "print-in-step",
                 {"printed_lines_per_step": per_step(counts.printed_lines)},
                 f"{counts.printed_lines} lines printed in {counts.steps} steps",
-                share=_share(costs and counts.printed_lines * costs.print_line, counts),
+                share=_share(
+                    costs and counts.printed_lines * costs.print_line + counts.printed_chars * costs.print_char, counts
+                ),
                 note=""
                 if on_gpu
                 else "writing a line costs little here; on a GPU printing a tensor also reads its "

@@ -213,8 +213,10 @@ def _low_precision(card: Any) -> tuple[str, float] | None:
 
 
 def unit_costs(card: Any) -> UnitCosts:
-    """What one host read, eager op, tf.function call and printed line cost on this device: the card's figures
-    where it has them, else measured now (about a quarter of a second)."""
+    """What one host read, eager op, tf.function call, printed line and printed character cost on this device: the
+    card's figures where it has them, else measured now (about a third of a second). A character is priced from
+    ``tf.print`` of a tensor of :data:`PRINTED_VALUES` values in full, less a short line, over its characters: a step
+    that prints a whole tensor pays for formatting every value, not for one line."""
     tf = logs.tensorflow()
     x = tf.ones([4])
     plain = tf.function(_plus_one)
@@ -225,8 +227,17 @@ def unit_costs(card: Any) -> UnitCosts:
     def write_a_line() -> None:
         print("a line of output, as a step would write it")
 
+    values = tf.random.uniform([PRINTED_VALUES])
+
+    def print_a_tensor() -> None:
+        tf.print(values, summarize=-1)
+
+    with logs.captured_output() as once:
+        print_a_tensor()
+    characters = len(once.native) + len(once.stdout) + len(once.python)
     with logs.captured_output():
         line = measured(write_a_line)
+        tensor = measured(print_a_tensor)
     float32 = _ceiling(card, ceilings.float32_roof(card)) if card is not None else None
     # a read of a value already computed: on a CPU that is all it costs; on a GPU it also waits for the device to
     # run what was queued, which the card's scalar read (an op and its read) prices
@@ -236,6 +247,7 @@ def unit_costs(card: Any) -> UnitCosts:
         eager_op=_ceiling(card, "eager_op") or measured(lambda: tf.add(x, x)),
         function_call=_ceiling(card, "function_call") or measured(lambda: plain(x)),
         print_line=line,
+        print_char=max(0.0, tensor - line) / max(characters, 1),
         h2d_bytes_per_second=_ceiling(card, "copy_h2d"),
         float32_flops_per_second=float32,
         low_precision=_low_precision(card),
@@ -247,9 +259,15 @@ def _plus_one(v):
     return v + 1.0
 
 
-def _printed_lines(captured: logs.Captured) -> int:
+#: Values of the tensor whose printing prices a printed character (:func:`unit_costs`).
+PRINTED_VALUES = 4096
+
+
+def _printed(captured: logs.Captured) -> tuple[int, int]:
+    """The lines the steps printed (TensorFlow's own log lines left out), and their characters."""
     text = "\n".join((captured.stdout, captured.python, captured.native))
-    return sum(1 for line in text.splitlines() if line.strip() and not logs.is_noise(line))
+    lines = [line for line in text.splitlines() if line.strip() and not logs.is_noise(line)]
+    return len(lines), sum(len(line) for line in lines)
 
 
 def _resident_bytes() -> int:
@@ -374,6 +392,7 @@ class Measurement:
             sum(f * n for f, n in flops) / max(steps, 1) if flops and all(f is not None for f, _ in flops) else None
         )
         traced_seconds = traced.seconds
+        printed = _printed(self.printed)
         return Counts(
             steps=steps,
             seconds=self.seconds,
@@ -390,7 +409,8 @@ class Measurement:
             function_call=_ceiling(card, "function_call"),
             matmul_dtypes=dict(graph_dtypes.matmul_dtypes(ran)),
             low_precision=_low_precision(card),
-            printed_lines=_printed_lines(self.printed),
+            printed_lines=printed[0],
+            printed_chars=printed[1],
             keras_reads=by_who[host_syncs.KERAS],
             pipeline_reads=by_who[host_syncs.PIPELINE],
             read_sites={where: n for where, n in sites.items() if where},

@@ -49,6 +49,16 @@ def test_uploads_cost_nothing_without_a_device_and_their_copies_where_there_is_o
     assert upload.worth and abs(upload.share - (8 << 20) / 8e9 / 0.01) < 1e-6  # 8 MiB a step at 8 GB/s, of 10 ms
 
 
+def test_a_printed_tensor_is_priced_by_its_characters_not_as_one_line():
+    """A line a step of 100 characters, or of a whole tensor's 80,000: the same count of lines, priced apart."""
+    costs = UnitCosts(host_read=20e-6, eager_op=30e-6, function_call=300e-6, print_line=5e-6, print_char=50e-9)
+    (short,) = decide(counts(printed_lines=20, printed_chars=20 * 100, costs=costs))
+    (whole,) = decide(counts(printed_lines=20, printed_chars=20 * 80_000, costs=costs))
+    assert short.code == whole.code == "print-in-step"
+    assert not short.worth and abs(short.share - (5e-6 + 100 * 50e-9) / 0.01) < 1e-9
+    assert whole.worth and abs(whole.share - (5e-6 + 80_000 * 50e-9) / 0.01) < 1e-9  # 4 ms of a 10 ms step
+
+
 def test_low_precision_is_advised_only_where_the_products_are_a_large_share_of_a_step():
     card_says = UnitCosts(
         host_read=20e-6,
