@@ -70,27 +70,37 @@ def seeded(seed: int, *, tensorflow: bool = True):
         np.random.default_rng = original
 
 
+def _held(value: Any) -> Any:
+    """An argument of a call as it is now: a tensor read (inside the clock, as the judge's stub reads it), an array
+    copied, a number or anything else kept (read as numbers when the calls are asked for)."""
+    import numpy as np
+
+    from tfperf.grading.remote import _is_tensor
+
+    if type(value) in (int, float, bool) or isinstance(value, np.generic):
+        return value
+    if type(value) in (list, tuple):
+        return [_held(item) for item in value]
+    if type(value) is np.ndarray:
+        return value.copy()
+    return value.numpy() if _is_tensor(value) else value
+
+
 def called_back(args: tuple, calls: list) -> tuple:
     """``args`` with each function among them replaced by the stub a judged call's function gets
-    (:func:`tfperf.autograding.judged_calls.callback_stub`): it sends its arguments as data, here to a local reader
-    that appends them to ``calls`` (:func:`tfperf.grading.results.call_numbers`) and calls the function."""
+    (:func:`tfperf.autograding.judged_calls.callback_stub`), which appends each call's arguments to ``calls``
+    (:func:`_held`) and calls the function."""
     from tfperf.autograding.judged_calls import callback_stub
-    from tfperf.grading.remote import pack, unpack
-    from tfperf.grading.results import call_numbers
     from tfperf.grading.speed import CALLED_BACK
 
-    functions = [a for a in args if type(a) in CALLED_BACK]
-    if not functions:
-        return args
+    def local(function: Callable[..., Any]) -> Callable[[tuple], Any]:
+        def call(values: tuple) -> Any:
+            calls.append([_held(value) for value in values])
+            return function(*values)
 
-    def ask(header: dict, arrays: list) -> tuple[dict, list]:
-        values = unpack(header["args"], arrays)
-        calls.append(call_numbers(values))
-        description, packed = pack(functions[header["callback"]](*values))
-        return {"called_back": description}, packed
+        return call
 
-    stubs = iter(callback_stub(index, ask) for index in range(len(functions)))
-    return tuple(next(stubs) if type(a) in CALLED_BACK else a for a in args)
+    return tuple(callback_stub(0, None, local(a)) if type(a) in CALLED_BACK else a for a in args)
 
 
 def serve_samples(
@@ -103,6 +113,7 @@ def serve_samples(
     """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
     ``exit``, ``reset``); returns that one. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
     from tfperf.autograding.printed import witnessed_call
+    from tfperf.grading.results import call_numbers
     from tfperf.grading.speed import calls_due
     from tfperf.measure import timing
     from tfperf.runtime import device, logs
@@ -140,7 +151,8 @@ def serve_samples(
                 reply({"ok": True}, leaves(results[int(request["index"])]))
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
-                reply({"ok": True, "calls": calls[index] if due is None else calls_due(due, calls[index], made[index])})
+                numbers = [call_numbers(call) for call in calls[index]]
+                reply({"ok": True, "calls": numbers if due is None else calls_due(due, numbers, made[index])})
             else:
                 return request
         except BaseException:  # noqa: BLE001 (reported: the asking process decides)
