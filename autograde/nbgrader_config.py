@@ -32,7 +32,7 @@ from nbgrader.preprocessors import (
 )
 
 from tfperf.autograding import sandbox
-from tfperf.autograding.apart import RefuseLinks, RemoveLinks
+from tfperf.autograding.links import RefuseLinks, RemoveLinks
 from tfperf.autograding.outside import GradeOutsideKernel
 from tfperf.autograding.placeholders import ClearSolutionsWithPlaceholders
 from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
@@ -131,7 +131,7 @@ c.GenerateAssignment.preprocessors = [
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the exercise it died in
 # only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
-# Students kept apart (tfperf.autograding.apart): a submission whose folder holds a link is not graded,
+# Students kept apart (tfperf.autograding.links): a submission whose folder holds a link is not graded,
 # and the links a kernel leaves in its folder are removed before nbgrader writes there.
 c.Autograde.sanitize_preprocessors = [
     importable(p)

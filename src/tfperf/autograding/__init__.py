@@ -3,7 +3,7 @@
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
-- ``apart``: ``RefuseLinks`` and ``RemoveLinks``: no submission reaches another student's files through a link.
+- ``links``: ``RefuseLinks`` and ``RemoveLinks``: no submission reaches another student's files through a link.
 - ``placeholders``: ``ClearSolutionsWithPlaceholders``: releasing, an untouched top-level answer becomes
   placeholders that the Checks report as "not written yet" (instead of a ``NameError``).
 - ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
@@ -11,15 +11,15 @@
 - ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
 - ``scheduler``: what the kernel's scheduler says of a worker, from ``/proc``: the CPU seconds of its process
   tree, and how long its serving thread waited for a CPU that other processes held.
-- ``printed``: what a worker really printed, read by the grading process from the worker's own output
+- ``prints_checks``: what a worker really printed, read by the grading process from the worker's own output
   stream between two markers; the prints checks of the test cells.
-- ``moved``: the bytes checks of the test cells, decided by the grading process from what the answer's
+- ``bytes_checks``: the bytes checks of the test cells, decided by the grading process from what the answer's
   worker and the unfixed code's worker read (XLA's module counted again here).
-- ``traced``: the trace checks of the test cells: TensorFlow's own trace count of each checked function,
+- ``trace_checks``: the trace checks of the test cells: TensorFlow's own trace count of each checked function,
   read while the grading process times the cell's speed check.
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
-- ``samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
+- ``speed_samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results and the calls of the functions among the inputs on request).
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
   grading process.

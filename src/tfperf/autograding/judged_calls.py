@@ -22,7 +22,7 @@ def callback_stub(
     """In the subject, the function the check passed as argument ``index``: calling it sends its arguments (as data)
     to the judge, which runs the check's function (:meth:`Channel.ask`), and returns its result (as data). ``ask``
     sends one message and returns the reply. With ``local`` instead (a timed sample's function, made in this process:
-    :func:`tfperf.autograding.samples.called_back`), the arguments go to ``local`` as they are: the same function to
+    :func:`tfperf.autograding.speed_samples.called_back`), the arguments go to ``local`` as they are: the same function to
     the answer, at the cost of a call."""
 
     def called_back(*args: Any) -> Any:
@@ -44,11 +44,11 @@ def callback_stub(
 def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple[dict, list]:
     """The subject's reply to ``{"do": "call", "function": name, "args": ..., "probe": ...}``: the answer's function
     ``name`` (a name its cells bound: looked up, never evaluated) called on the arguments sent, its result as data;
-    with ``probe`` ``"bytes"`` the bytes it moves (:func:`tfperf.autograding.moved.read`), ``"traces"`` its trace
-    count (:func:`tfperf.autograding.traced.count`). A call with a ``witness`` token runs between that token's
+    with ``probe`` ``"bytes"`` the bytes it moves (:func:`tfperf.autograding.bytes_checks.read`), ``"traces"`` its trace
+    count (:func:`tfperf.autograding.trace_checks.count`). A call with a ``witness`` token runs between that token's
     markers, nothing captured: the grading process reads what it prints. ``ask`` (one message out, its reply back)
     carries the calls of the check's functions passed as arguments (:func:`callback_stub`)."""
-    from tfperf.autograding.printed import witnessed_call
+    from tfperf.autograding.prints_checks import witnessed_call
     from tfperf.measure import host_syncs
     from tfperf.runtime import logs
 
@@ -65,9 +65,9 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
     with host_syncs.uncounted():  # the judge's values made tensors here: not the answer's uploads
         args = tuple(unpack(request.get("args"), arrays, stub)) if request.get("args") is not None else ()
     if probe in ("bytes", "traces"):
-        from tfperf.autograding import moved, traced
+        from tfperf.autograding import bytes_checks, trace_checks
 
-        reader = moved.read if probe == "bytes" else traced.count
+        reader = bytes_checks.read if probe == "bytes" else trace_checks.count
         return reader({"function": "f", "args": "a"}, {"f": function, "a": args}), []
     graph_prints = 0
     if request.get("witness"):

@@ -33,16 +33,16 @@ computing.
 Prints checks (``grading.assert_prints_at_most`` at the top level of a test cell) are watched from this
 process too: in the worker, the check captures the call's output, which an answer can notice; so after the
 test cells, this process asks the worker to call the function again with nothing captured and counts the
-lines it reads from the worker's real output stream (:mod:`tfperf.autograding.printed`). Where a speed
+lines it reads from the worker's real output stream (:mod:`tfperf.autograding.prints_checks`). Where a speed
 check's cell limits what its function prints, every timed call is read the same way.
 
 Trace checks (``grading.assert_traces_at_most`` at the top level of a test cell) are read while the cell's
 speed check is timed from here: TensorFlow's own trace count of each checked function before the first timed
-call and after the last; a function that traces again on those fresh inputs fails (:mod:`tfperf.autograding.traced`).
+call and after the last; a function that traces again on those fresh inputs fails (:mod:`tfperf.autograding.trace_checks`).
 
 Bytes checks (``grading.assert_moves_fewer_bytes`` at the top level of a test cell) are decided here: the
 answer's bytes read again in its worker (XLA's module sent and counted here), the unfixed step's in the unfixed
-code's worker, the limit compared here (:mod:`tfperf.autograding.moved`).
+code's worker, the limit compared here (:mod:`tfperf.autograding.bytes_checks`).
 
 Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
@@ -80,7 +80,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import concepts, forkserver, judge, moved, printed, sandbox, screen, traced
+from tfperf.autograding import bytes_checks, concepts, forkserver, judge, prints_checks, sandbox, screen, trace_checks
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -262,7 +262,7 @@ def _worker_process(env_for, *, sandboxed: bool, forked: bool, course: bool = Tr
             worker_argv(workdir, sandboxed=sandboxed),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (printed.py)
+            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (prints_checks.py)
             cwd=workdir,
             env=env_for(workdir),
             preexec_fn=sandbox.Limits().apply if sandboxed else None,
@@ -388,7 +388,9 @@ def grade_exercise(
             outcomes.update(reported)
             if judged is not None:
                 outcomes.update(judged.run(worker, timeout))
-            prints = {g: printed.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)}
+            prints = {
+                g: prints_checks.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)
+            }
             passed = [g for g in exercise.tests if g in outcomes and outcomes[g].passed]
             # passed in the subject, prints not yet read from here (the judge read those of its cells' calls)
             unwatched = [g for g in passed if prints[g] and g not in in_judge]
@@ -398,7 +400,7 @@ def grade_exercise(
                     if outcomes[unwatched[0]].passed:
                         watch_prints(check, worker, outcomes[unwatched[0]])
                 unwatched.pop(0)
-            weighed = {g: moved.bytes_checks(g, s) for g, s in zip(exercise.tests, exercise.test_sources)}
+            weighed = {g: bytes_checks.bytes_checks(g, s) for g, s in zip(exercise.tests, exercise.test_sources)}
             unweighed = [g for g in passed if weighed[g] and g not in in_judge] if baseline_for is not None else []
             while unweighed:
                 for check in weighed[unweighed[0]]:
@@ -417,7 +419,7 @@ def grade_exercise(
                         outcomes[check.grade_id],
                         record,
                         same[0] if same else None,
-                        traced.traces_checks(
+                        trace_checks.traces_checks(
                             check.grade_id, exercise.test_sources[exercise.tests.index(check.grade_id)]
                         ),
                     )
@@ -672,7 +674,7 @@ class _Replies:
 
     def __init__(self, process: subprocess.Popen, key: str, timeout: float):
         self.process, self.key, self.timeout = process, key, timeout
-        self.output = printed.WorkerOutput(process.stderr) if process.stderr is not None else None
+        self.output = prints_checks.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
@@ -697,7 +699,7 @@ class _Replies:
 
     def call_watched(self, function: str, args: str) -> str:
         """Call ``function(*args)`` (expressions in the exercise's namespace) in the worker, its output read
-        here: the token of :meth:`printed.WorkerOutput.printed`."""
+        here: the token of :meth:`prints_checks.WorkerOutput.printed`."""
         if self.output is None:
             raise _Stopped("its output could not be read.")
         token = self.output.token()
@@ -760,7 +762,7 @@ class _Replies:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
 
     def ask(self, **request) -> list:
-        """One request of a speed check (:mod:`tfperf.autograding.samples`): the arrays of its reply."""
+        """One request of a speed check (:mod:`tfperf.autograding.speed_samples`): the arrays of its reply."""
         from tfperf.autograding.recheck import NotRunnable
 
         if request.get("do") == "prepare":
@@ -785,7 +787,7 @@ class _Replies:
         return arrays
 
 
-def watch_prints(check: printed.PrintsCheck, answer: _Replies, outcome: Outcome) -> None:
+def watch_prints(check: prints_checks.PrintsCheck, answer: _Replies, outcome: Outcome) -> None:
     """Call the function of ``check`` once more in the answer's worker, nothing captured there, and count
     here the lines it really printed: more than the check's limit fails its test cell."""
     said = "Watched by the grading process, out of the notebook's reach"
@@ -794,11 +796,11 @@ def watch_prints(check: printed.PrintsCheck, answer: _Replies, outcome: Outcome)
     except _CallFailed as err:
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
         return
-    if problem := printed.too_many(answer.output.printed(token), check.limit, 1, check.what, check.section):
+    if problem := prints_checks.too_many(answer.output.printed(token), check.limit, 1, check.what, check.section):
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
 
 
-def _reference_check(check: moved.BytesCheck, speed_checks: list):
+def _reference_check(check: bytes_checks.BytesCheck, speed_checks: list):
     """Which unfixed code's worker reads the reference's bytes: a speed check's of the same exercise (already
     running the instructor's cells), else one of its own that only runs them."""
     from tfperf.autograding.recheck import SpeedCheck
@@ -808,10 +810,10 @@ def _reference_check(check: moved.BytesCheck, speed_checks: list):
     return SpeedCheck(check.grade_id, "", check.reference, check.reference, "lambda: ()", "")
 
 
-def weigh_bytes(check: moved.BytesCheck, answer: _Replies, reference_worker, outcome: Outcome) -> None:
+def weigh_bytes(check: bytes_checks.BytesCheck, answer: _Replies, reference_worker, outcome: Outcome) -> None:
     """Read the bytes of ``check``'s function in the answer's worker and of its reference in the unfixed code's
     worker (``reference_worker()``), and decide here whether the answer moves few enough
-    (:func:`tfperf.autograding.moved.decide`); a failure fails the test cell."""
+    (:func:`tfperf.autograding.bytes_checks.decide`); a failure fails the test cell."""
     from tfperf.autograding.recheck import NotRunnable
 
     said = "Decided by the grading process, out of the notebook's reach"
@@ -825,7 +827,7 @@ def weigh_bytes(check: moved.BytesCheck, answer: _Replies, reference_worker, out
     except NotRunnable as err:
         outcome.error = {"ename": OUTSIDE, "evalue": f"{said}: the unfixed code's bytes could not be read ({err})."}
         return
-    if problem := moved.decide(check, mine, theirs):
+    if problem := bytes_checks.decide(check, mine, theirs):
         outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
         return
     outcome.printed += f"{said}: {check.what} moves {mine['bytes'] / 1e6:.1f} MB per call, the unfixed step {theirs['bytes'] / 1e6:.1f} MB.\n"
@@ -837,7 +839,7 @@ def time_speed_check(
     baseline_for,
     outcome: Outcome,
     record: Path | None,
-    prints: printed.PrintsCheck | None = None,
+    prints: prints_checks.PrintsCheck | None = None,
     traces: list | None = None,
 ) -> None:
     """Time ``check`` (a :class:`tfperf.autograding.recheck.SpeedCheck`) with the clock in this process: the
@@ -845,7 +847,7 @@ def time_speed_check(
     The outcome of its test cell passes only if the speedup reaches the target, every result compared.
     With ``prints`` (a check of the same cell on the same function), what every timed call of the answer
     prints is read here too, and may not pass its limit. With ``traces`` (the trace checks of the same cell,
-    :mod:`tfperf.autograding.traced`), their functions may not trace during the timed calls."""
+    :mod:`tfperf.autograding.trace_checks`), their functions may not trace during the timed calls."""
     from tfperf.autograding.recheck import NotRunnable, recheck_one
 
     said = "Timed by the grading process, out of the notebook's reach"
@@ -875,7 +877,7 @@ def time_speed_check(
             return
     for check_traces, counted_before in zip(traces or [], before):
         after = _trace_count(answer, check_traces)
-        if problem := traced.retraced(check_traces, counted_before, after, answer.timed_calls):
+        if problem := trace_checks.retraced(check_traces, counted_before, after, answer.timed_calls):
             outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
             return
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
@@ -894,7 +896,7 @@ def time_speed_check(
     outcome.printed += f"{said}: {measured}; target {verdict.target:.2f}x on {device_class}.\n"
 
 
-def _trace_count(answer: _Replies, check: traced.TracesCheck) -> dict | None:
+def _trace_count(answer: _Replies, check: trace_checks.TracesCheck) -> dict | None:
     """The answer worker's reply to ``traces`` for ``check``'s function; None where it raised."""
     try:
         return answer.request(do="traces", function=check.function)
@@ -902,17 +904,19 @@ def _trace_count(answer: _Replies, check: traced.TracesCheck) -> dict | None:
         return None
 
 
-def _printed_while_timed(answer: _Replies, watched: list[tuple[str, int]], prints: printed.PrintsCheck) -> str | None:
+def _printed_while_timed(
+    answer: _Replies, watched: list[tuple[str, int]], prints: prints_checks.PrintsCheck
+) -> str | None:
     """Whether the answer's calls printed more than ``prints`` allows while they were timed."""
-    total = printed.Printed()
+    total = prints_checks.Printed()
     for token, _ in watched:
         seen = answer.output.printed(token)
         if seen is None:
-            return printed.too_many(None, prints.limit, 1, prints.what, prints.section)
+            return prints_checks.too_many(None, prints.limit, 1, prints.what, prints.section)
         total.count += seen.count
-        total.lines += seen.lines[: printed.KEPT_LINES - len(total.lines)]
+        total.lines += seen.lines[: prints_checks.KEPT_LINES - len(total.lines)]
     calls = sum(calls for _, calls in watched)
-    return printed.too_many(total, prints.limit, calls, prints.what, prints.section)
+    return prints_checks.too_many(total, prints.limit, calls, prints.what, prints.section)
 
 
 def _record_verdict(verdict, device_class: str, record: Path | None) -> None:

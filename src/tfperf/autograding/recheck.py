@@ -42,8 +42,8 @@ from typing import BinaryIO
 
 from tfperf.autograding.cells import is_test, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
-from tfperf.autograding.samples import seeded, serve_samples
 from tfperf.autograding.scheduler import busy_seconds, reading, waited_for_others
+from tfperf.autograding.speed_samples import seeded, serve_samples
 
 MIN_SAMPLE_SECONDS = 0.05  # as the kernel's check (assert_speedup's min_time)
 MAX_CALLS_PER_SAMPLE = 1000
@@ -146,11 +146,11 @@ class NotRunnable(RuntimeError):
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
-    (:func:`tfperf.autograding.samples.serve_samples`) and ``bytes`` readings (:mod:`tfperf.autograding.moved`).
+    (:func:`tfperf.autograding.speed_samples.serve_samples`) and ``bytes`` readings (:mod:`tfperf.autograding.bytes_checks`).
     ``reset`` runs the cells again in a new namespace (new objects: a ``tf.function``'s traces, a model's state),
     as a fresh process would have them, unless the check's condition was found false (nothing of it is timed here);
     its ``make_inputs``, where given, replaces the one the worker was started with."""
-    from tfperf.autograding import moved
+    from tfperf.autograding import bytes_checks
     from tfperf.runtime import logs
 
     header, _ = receive(requests)
@@ -185,7 +185,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due)
         if request.get("do") == "bytes":
             try:
-                reply(moved.read(request, current["namespace"]))
+                reply(bytes_checks.read(request, current["namespace"]))
             except BaseException:
                 reply({"error": traceback.format_exc(limit=3)})
             continue

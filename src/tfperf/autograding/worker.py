@@ -6,7 +6,7 @@ in one namespace as plain Python (no IPython), the answer restricted (:mod:`tfpe
 each test cell, and reports after every cell (and before the answer cell, where it waits to be told to go on:
 the grading process reads what this process holds then, for the memory checks), each report tagged with the key; after the last, it echoes the token
 the grading process then sends (``sync``). Then it serves the speed checks that the grading process times
-(:mod:`tfperf.autograding.samples`): the answer's function called on inputs made from the seeds it is sent, the
+(:mod:`tfperf.autograding.speed_samples`): the answer's function called on inputs made from the seeds it is sent, the
 clock read over there. It imports only what it needs to talk: nbgrader stays out of it.
 """
 
@@ -108,12 +108,12 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     calls the answer's function for the judge on the arguments sent (``arrays()``: the request's arrays), its result
     sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
     exercise's namespace: ``prints`` calls a function once, its output read by
-    the grading process (:mod:`tfperf.autograding.printed`); ``bytes`` reads what a function moves
-    (:mod:`tfperf.autograding.moved`); ``traces`` reads a ``tf.function``'s trace count
-    (:mod:`tfperf.autograding.traced`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.samples`)."""
-    from tfperf.autograding import moved, traced
-    from tfperf.autograding.printed import witnessed_call
-    from tfperf.autograding.samples import serve_samples
+    the grading process (:mod:`tfperf.autograding.prints_checks`); ``bytes`` reads what a function moves
+    (:mod:`tfperf.autograding.bytes_checks`); ``traces`` reads a ``tf.function``'s trace count
+    (:mod:`tfperf.autograding.trace_checks`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.speed_samples`)."""
+    from tfperf.autograding import bytes_checks, trace_checks
+    from tfperf.autograding.prints_checks import witnessed_call
+    from tfperf.autograding.speed_samples import serve_samples
     from tfperf.measure import timing
 
     while True:
@@ -146,7 +146,7 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
             continue
         if request.get("do") in ("bytes", "traces"):
             try:
-                report((moved.read if request["do"] == "bytes" else traced.count)(request, namespace))
+                report((bytes_checks.read if request["do"] == "bytes" else trace_checks.count)(request, namespace))
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue

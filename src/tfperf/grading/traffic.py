@@ -52,7 +52,7 @@ def assert_moves_fewer_bytes(
 
 def too_many_bytes(mine: int, how: str, theirs: int, their_how: str, *, at_most: float, what: str) -> str | None:
     """What is wrong where ``mine`` bytes per call are more than ``at_most`` times the unfixed step's ``theirs``;
-    None where they are not (the grading process decides the same way: :mod:`tfperf.autograding.moved`)."""
+    None where they are not (the grading process decides the same way: :mod:`tfperf.autograding.bytes_checks`)."""
     if mine <= at_most * theirs:
         return None
     return (

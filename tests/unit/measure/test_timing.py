@@ -168,7 +168,7 @@ class _LaterUnlessAsked:
 
 
 def test_a_result_numpy_refuses_is_converted_by_its_own_numpy_inside_the_clock():
-    from tfperf.autograding.samples import leaves
+    from tfperf.autograding.speed_samples import leaves
 
     per_call, witness = timing._fresh_sample(_LaterUnlessAsked, lambda: (list(range(10)),), 5, lambda: None, keep=True)
     assert per_call >= 0.02 and _LaterUnlessAsked.calls == 5  # every call's work timed
@@ -189,7 +189,7 @@ def test_a_subclass_of_tensorflows_own_is_not_taken_as_computed():
     TensorFlow's own classes, exactly, are left as they are; this one is converted by NumPy, its numpy() never read."""
     import tensorflow as tf
 
-    from tfperf.autograding.samples import leaves
+    from tfperf.autograding.speed_samples import leaves
 
     ran = []
 

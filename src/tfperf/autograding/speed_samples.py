@@ -6,7 +6,7 @@ inputs of a sample (``prepare``) before it is timed, runs the function on each, 
 ``count`` (``run``: every result
 made concrete and the device waited for, inside the request), and sends a result back as ``.npy``
 arrays when asked (``result``). A ``run`` with a ``witness`` token is not captured: the asking process reads
-what it prints (:mod:`tfperf.autograding.printed`). A function among the inputs (a report function) reaches the
+what it prints (:mod:`tfperf.autograding.prints_checks`). A function among the inputs (a report function) reaches the
 function timed as the one a judged call passes does (:func:`tfperf.autograding.judged_calls.callback_stub`, its
 arguments crossing as data, inside the clock), and its calls are recorded: ``calls_back`` sends those of a sample's
 call (with ``due``, the unfixed code's worker sends the calls due from the answer instead). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
@@ -112,7 +112,7 @@ def serve_samples(
 ) -> dict:
     """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
     ``exit``, ``reset``); returns that one. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
-    from tfperf.autograding.printed import witnessed_call
+    from tfperf.autograding.prints_checks import witnessed_call
     from tfperf.grading.results import call_numbers
     from tfperf.grading.speed import calls_due
     from tfperf.measure import timing
@@ -138,7 +138,7 @@ def serve_samples(
                 chosen = inputs if request.get("count") is None else inputs[: int(request["count"])]
                 for recorded in calls[: len(chosen)]:
                     recorded.clear()  # a sample run again records its calls again
-                if request.get("witness"):  # the asking process reads what the calls print (printed.py)
+                if request.get("witness"):  # the asking process reads what the calls print (prints_checks.py)
                     results = witnessed_call(
                         str(request["witness"]), lambda: [timing.settle(function(*args)) for args in chosen]
                     )
