@@ -262,15 +262,17 @@ TENSORS_PER_STEP, RESIDENT_BYTES_PER_STEP = 1.0, 1 << 20
 HELD_SHARE = 0.25
 
 
-def _contended(cpu: CpuUse | None) -> str:
-    """Why a wait measured while other processes filled the cores does not say the pipeline is too slow ("" where
-    they did not, or the machine's CPU could not be read)."""
-    if cpu is None or not cpu.contended:
+def _contended(cpu: CpuUse | None, wait_share: float) -> str:
+    """Why a wait of ``wait_share`` of the steps, measured while other processes filled the cores, does not say the
+    pipeline is too slow ("" where they did not, or the machine's CPU could not be read). Other processes that held a
+    share of the machine's cores can have kept the pipeline's threads from a core for about that share of the time,
+    not more: a longer wait is the pipeline's own (the tool's reading; measured in docs/measurements-08_capstone.md)."""
+    if cpu is None or not cpu.contended or wait_share > cpu.others / cpu.cores:
         return ""
     return (
         f"other processes kept {cpu.others:.1f} of the machine's {cpu.cores} cores busy while the steps "
         f"ran ({cpu.busy:.1f} busy in all): the pipeline's threads may have waited for a core, not for their "
-        "own work; diagnose again with nothing else running"
+        f"own work, for up to {cpu.others / cpu.cores:.0%} of the time; diagnose again with nothing else running"
     )
 
 
@@ -506,8 +508,9 @@ def _input_bound(counts: Counts) -> Finding | None:
     """``input-bound`` where the profiled steps waited :data:`HIGHLY_INPUT_BOUND` of their time for their batches, or
     where (on a CPU) the script's pipeline took :data:`PIPELINE_CORES_SHARE` of the machine's cores over a step for
     its batches. Its
-    share is the larger of the two; a wait alone is set aside where Keras sliced the batches itself or other processes
-    filled the cores (a pipeline's own CPU time is the same under their load)."""
+    share is the larger of the two; a wait alone is set aside where Keras sliced the batches itself, or where other
+    processes filled the cores and it is no longer than their share of them (:func:`_contended`; a pipeline's own CPU
+    time is the same under their load)."""
     wait = counts.input_wait
     cores_share = _pipeline_cores_share(counts)
     waited = wait is not None and wait.share >= HIGHLY_INPUT_BOUND
@@ -553,7 +556,7 @@ def _input_bound(counts: Counts) -> Finding | None:
                 "ms, which its threads took from the step's own work"
                 + ("" if waited else " (the step hardly waited for its batches: they were made beside it)")
             )
-    contended = _contended(wait.cpu) if wait is not None and waited and not took_cores else ""
+    contended = _contended(wait.cpu, wait.share) if wait is not None and waited and not took_cores else ""
     share = max(wait.share if waited and not contended else 0.0, cores_share if took_cores else 0.0)
     cached = _below_a_cache(wait)
     if keras_slices:

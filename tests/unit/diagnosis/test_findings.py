@@ -118,6 +118,18 @@ def test_a_wait_measured_while_other_processes_filled_the_cores_is_checked_not_n
         assert [(f.code, f.worth, f.note) for f in found] == [("input-bound", True, "")], cpu
 
 
+def test_a_wait_longer_than_the_others_share_of_the_cores_is_named_under_their_load():
+    """Other processes held 1.2 of 2 cores (60%): a wait of 40% of the steps may be theirs, one of 94% cannot be."""
+    cpu = CpuUse(cores=2, busy=2.0, others=1.2)
+    stages = {"Iterator::Root::Prefetch::FlatMap[0]::Generator": 0.02}
+    some = decide(counts(input_wait=InputWait(seconds=0.004, step_seconds=0.01, calls=5, stages=stages, cpu=cpu)))
+    assert [(f.code, f.worth) for f in some] == [("input-bound", False)]
+    assert "for up to 60% of the time" in some[0].note
+    most = decide(counts(input_wait=InputWait(seconds=0.0094, step_seconds=0.01, calls=5, stages=stages, cpu=cpu)))
+    assert [(f.code, f.worth, f.note) for f in most] == [("input-bound", True, "")]
+    assert abs(most[0].share - 0.94) < 1e-9
+
+
 def test_a_report_whose_only_cost_is_set_aside_says_so_rather_than_no_cost():
     from tfperf.diagnosis.run import Diagnosis
 
