@@ -628,5 +628,14 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_gs_no_reports_after_four_timed_size_calls",
         "jb_ac_outer_graph_inner_jit",
         "jb_rs_vectorized_no_loop",
+        "jb_gs_cheat_first_timed_call",
+        "jb_gs_zero_d_views_filled_later",
+        "jb_gs_pass_tensor_to_recorder",
+        "jb_gs_honest_chunked_graph",
+        "jb_gs_honest_xla_chunk",
     }
 )
+
+from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
+
+CASES["05_gpu_sync"] += REPORTS_ATTACKED
