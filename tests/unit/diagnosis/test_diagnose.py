@@ -482,8 +482,9 @@ def test_chapter_4s_pipelines_input_bound_from_the_profilers_analysis(tmp_path, 
 @pytest.mark.alone  # it makes its own load: nothing else may add to it
 def test_under_other_processes_load_a_clean_pipeline_is_not_named_input_bound(tmp_path):
     """As many busy processes as cores beside the diagnosis (issue 50: "the input-bound call must not flip on a clean
-    script"): chapter 4's fixed pipeline is not named a problem. The unfixed one's wait is still found and listed,
-    with the reason it is not named: the cores were full of other processes' work."""
+    script"): chapter 4's fixed pipeline is not named a problem. The unfixed one's wait is still found: listed with the
+    reason it is not named where it is no longer than the other processes' share of the cores (they may have kept the
+    pipeline's threads from a core that long), named where it is longer."""
     pytest.importorskip("xprof")
     from tests.conftest import busy_elsewhere, stop_busy
 
@@ -497,7 +498,11 @@ def test_under_other_processes_load_a_clean_pipeline_is_not_named_input_bound(tm
     assert "input-bound" not in [f.code for f in clean.problems()], clean.report(everything=True)
     assert clean.counts.input_wait.cpu is not None and clean.counts.input_wait.cpu.others >= 0.5
     [waited] = [f for f in unfixed.findings if f.code == "input-bound"]  # found, and said to be measured under load
-    assert waited.note.startswith("other processes kept") and not waited.worth, unfixed.report(everything=True)
+    wait = unfixed.counts.input_wait
+    if wait.share <= wait.cpu.others / wait.cpu.cores:
+        assert waited.note.startswith("other processes kept") and not waited.worth, unfixed.report(everything=True)
+    else:
+        assert waited.worth and waited.note == "", unfixed.report(everything=True)
 
 
 def test_keras_fit_on_a_sequential_pipeline_is_input_bound(tmp_path):
