@@ -7,9 +7,10 @@ inputs of a sample (``prepare``) before it is timed, runs the function on each, 
 made concrete and the device waited for, inside the request), and sends a result back as ``.npy``
 arrays when asked (``result``). A ``run`` with a ``witness`` token is not captured: the asking process reads
 what it prints (:mod:`tfperf.autograding.prints_checks`). A function among the inputs (a report function) reaches the
-function timed as the one a judged call passes does (:func:`tfperf.autograding.judged_calls.callback_stub`, its
-arguments crossing as data, inside the clock), and its calls are recorded: ``calls_back`` sends those of a sample's
-call (with ``due``, the unfixed code's worker sends the calls due from the answer instead). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
+function timed as the one a judged call passes does (:func:`tfperf.autograding.judged_calls.callback_stub`), and its
+calls are recorded in this process (a tensor argument read inside the clock, as the judge's stub reads it):
+``calls_back`` sends those of a sample's call as numbers (with ``due``, the unfixed code's worker sends the calls due
+from the answer instead). Used by :mod:`tfperf.autograding.recheck`'s workers and by the
 exercise workers of :mod:`tfperf.autograding.worker`.
 """
 
@@ -91,7 +92,7 @@ def called_back(args: tuple, calls: list) -> tuple:
     (:func:`tfperf.autograding.judged_calls.callback_stub`), which appends each call's arguments to ``calls``
     (:func:`_held`) and calls the function."""
     from tfperf.autograding.judged_calls import callback_stub
-    from tfperf.grading.speed import CALLED_BACK
+    from tfperf.grading.remote import CALLED_BACK
 
     def local(function: Callable[..., Any]) -> Callable[[tuple], Any]:
         def call(values: tuple) -> Any:

@@ -19,6 +19,9 @@ from typing import Any
 #: What the judge may count in the subject over calls (:meth:`Remote.counted`): host reads and uploads
 #: (:mod:`tfperf.measure.host_syncs`); traces (:mod:`tfperf.measure.traces`) with the runs of each graph.
 COUNTED = ("host_syncs", "traces")
+#: The kinds of value that cross as a function called back (:func:`pack`), and whose calls a speed check records
+#: (:func:`tfperf.grading.speed.recording`).
+CALLED_BACK = (types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 
 
 class NotData(TypeError):
@@ -48,7 +51,7 @@ def pack(value: Any, arrays: list | None = None, callbacks: list | None = None) 
 
     arrays = [] if arrays is None else arrays
     kind = type(value)
-    if callbacks is not None and kind in (types.FunctionType, types.MethodType, types.BuiltinFunctionType):
+    if callbacks is not None and kind in CALLED_BACK:
         callbacks.append(value)
         return {"callback": len(callbacks) - 1}, arrays
     if value is None or kind in (bool, int, float, str):

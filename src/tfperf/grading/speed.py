@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from tfperf.grading import guard, targets
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.grading.remote import CALLED_BACK
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
 from tfperf.measure import op_counts, timing, traces
 from tfperf.runtime import device, logs
@@ -163,10 +163,6 @@ def _same_content(a: Any, b: Any) -> bool:
             if xa.shape != ya.shape or not np.array_equal(xa, ya):
                 return False
     return True
-
-
-#: The kinds of inputs that are functions to call back (a report function): a speed check records their calls.
-CALLED_BACK = (types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 
 
 def recording(args: Sequence[Any], calls: list) -> tuple:
