@@ -28,10 +28,14 @@ nothing crosses. (Python scalars are not
 counted: they are what every ``x * 0.5`` converts; nor are short flat
 sequences such as shapes.)
 
+A read of a shape, size or rank that TensorFlow computed (``int(tf.shape(x)[0])``) is not counted: those ops read
+only a tensor's metadata and keep their output in host memory, on a GPU too, so reading it waits for no device work.
+
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
 hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
-``convert_to_eager_tensor`` and the ``tf.data`` iterator are wrapped; the originals come
+``convert_to_eager_tensor``, the ``tf.data`` iterator and the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
+``Rank``, and ``StridedSlice`` on their results, which marks what they return) are wrapped; the originals come
 back when the last block ends. Not seen: ``memoryview(t)`` and other readers of the C
 buffer protocol (the course's static screen flags them in graded answers).
 """
@@ -42,6 +46,7 @@ import collections
 import contextlib
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +71,13 @@ KINDS = {
 }
 
 _NUMPY_CONVERTERS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray")
+
+#: What makes a tensor of another's metadata, in host memory on every device (TensorFlow's ``shape_ops.cc``; eager
+#: ``tf.size`` and ``tf.rank`` make theirs from the shape Python already holds): ``(module, names)``.
+_SHAPE_OPS = (
+    ("gen_array_ops", ("shape", "shape_n", "size", "rank")),
+    ("array_ops", ("size_internal", "rank_internal")),
+)
 
 
 @dataclass(eq=False)
@@ -225,9 +237,43 @@ def _is_host_data(value) -> bool:
     return False
 
 
+_shape_values: dict[int, weakref.ref] = {}  # id -> the tensor that holds a shape, size or rank (not counted)
+
+
+def _is_shape_value(tensor) -> bool:
+    ref = _shape_values.get(id(tensor))
+    return ref is not None and ref() is tensor
+
+
+def _mark_shape_values(result) -> None:
+    for tensor in result if isinstance(result, (list, tuple)) else (result,):
+        if hasattr(tensor, "_numpy_internal"):  # eager: a graph's tensors are never read here
+            key = id(tensor)
+            _shape_values[key] = weakref.ref(tensor, lambda _, key=key: _shape_values.pop(key, None))
+
+
+def _marking_shape_values(original):
+    def shape_op(*args, **kwargs):
+        result = original(*args, **kwargs)
+        _mark_shape_values(result)
+        return result
+
+    return shape_op
+
+
+def _slicing_shape_values(original):
+    def strided_slice(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if _is_shape_value(kwargs["input"] if "input" in kwargs else args[0] if args else None):
+            _mark_shape_values(result)
+        return result
+
+    return strided_slice
+
+
 def _counted_numpy(original):
     def _numpy(self):
-        if not _depth():
+        if not _depth() and not _is_shape_value(self):
             name = sys._getframe(1).f_code.co_name
             _record(KINDS.get(name, name))
         with _Nested():
@@ -238,7 +284,7 @@ def _counted_numpy(original):
 
 def _counted_numpy_internal(original):
     def _numpy_internal(self):
-        if not _depth():
+        if not _depth() and not _is_shape_value(self):
             _record(".numpy()")
         with _Nested():
             return original(self)
@@ -248,7 +294,7 @@ def _counted_numpy_internal(original):
 
 def _counted_converter(original, eager_type):
     def convert(obj, *args, **kwargs):
-        if isinstance(obj, eager_type) and not _depth():
+        if isinstance(obj, eager_type) and not _depth() and not _is_shape_value(obj):
             _record(KINDS["__array__"])
             with _Nested():
                 return original(obj, *args, **kwargs)
@@ -258,14 +304,14 @@ def _counted_converter(original, eager_type):
 
 
 def _array_function(self, func, types, args, kwargs):
-    if not _depth():
+    if not _depth() and not _is_shape_value(self):
         _record(KINDS["__array_function__"])
     with _Nested():
         return func._implementation(*args, **kwargs)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if not _depth():
+    if not _depth() and not _is_shape_value(self):
         _record(KINDS["__array_ufunc__"])
     with _Nested():
         plain = tuple(np.asarray(memoryview(i)) if hasattr(i, "_numpy_internal") else i for i in inputs)
@@ -338,7 +384,7 @@ def _counted_next(original):
 def _install(patches: Patches[HostSyncs]) -> None:
     from tensorflow.python.data.ops import iterator_ops
     from tensorflow.python.framework import constant_op, ops
-    from tensorflow.python.ops import script_ops
+    from tensorflow.python.ops import array_ops, gen_array_ops, script_ops
 
     patches.replace(ops._EagerTensorBase, "_numpy", _counted_numpy)
     patches.replace(ops.EagerTensor, "_numpy_internal", _counted_numpy_internal)
@@ -349,6 +395,12 @@ def _install(patches: Patches[HostSyncs]) -> None:
     patches.replace(constant_op, "convert_to_eager_tensor", _counted_upload)
     patches.replace(script_ops.FuncRegistry, "__call__", _counted_host_function)
     patches.replace(iterator_ops.OwnedIterator, "_next_internal", _counted_next)
+    for module, names in _SHAPE_OPS:
+        for name in names:
+            patches.replace(
+                {"gen_array_ops": gen_array_ops, "array_ops": array_ops}[module], name, _marking_shape_values
+            )
+    patches.replace(gen_array_ops, "strided_slice", _slicing_shape_values)
 
 
 _patches: Patches[HostSyncs] = Patches(_install)

@@ -192,14 +192,13 @@ REPORTS_ATTACKED: list[Submission] = [
         },
         {"train_tests": 3, "train_speed_tests": 2},
     ),
-    # honest: this answer tests how tolerant the grader is about forms. It takes the step count from `int(tf.shape(xs)[0])`, loops over `np.arange`, and so reports `np.int64` steps. It reads values through `np.asarray(loss).item()` and returns `tf.identity(w)`. A fair grader compares steps by value, counts only reads of loss values as syncs (not a host-resident shape tensor), and accepts any tensor or array holding the right weights. (reviewed: half of the fix (1.0x); its int(tf.shape(xs)[0]) counts as a host read, which a fair grader would not hold against it.)
+    # honest: this answer tests how tolerant the grader is about forms. It takes the step count from `int(tf.shape(xs)[0])`, loops over `np.arange`, and so reports `np.int64` steps. It reads values through `np.asarray(loss).item()` and returns `tf.identity(w)`. A fair grader compares steps by value, counts only reads of loss values as syncs (not a host-resident shape tensor), and accepts any tensor or array holding the right weights. (reviewed: half of the fix (1.0x); a read of tf.shape's value waits for no device work and is not counted.)
     Submission(
         "jb_gs_honest_tf_shape_numpy_steps",
         {
             "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(tf.shape(xs)[0])\n    due = gpu_sync.report_steps(steps, every)\n    nxt = 0\n    for step in np.arange(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        if nxt < len(due) and due[nxt] == step:\n            nxt = nxt + 1\n            report(step, np.asarray(loss).item())\n    return tf.identity(w)\n"
         },
         {"train_tests": 3, "train_speed_tests": 0},
-        gap="a read of a shape tensor (int(tf.shape(xs)[0])) counts as a host read, though it waits for no device work",
     ),
     # honest: instead of creating a new `tf.Variable` per call, the answer keeps one per shape and dtype and `assign`s `w0` into it, a common performance trick. It returns `tf.identity(var)`, a copy, so later calls cannot change a result already returned. Returning the variable itself would be a real aliasing bug. (reviewed: half of the fix, as jb_gs_honest_due_list (1.0x).)
     Submission(

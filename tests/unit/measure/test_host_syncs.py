@@ -54,6 +54,20 @@ def test_device_work_without_reads_is_not_counted():
     assert syncs.describe() == "no host reads"
 
 
+def test_reads_of_shapes_sizes_and_ranks_are_not_counted_but_values_made_from_them_are():
+    x = tf.zeros([5, 3])
+    with host_syncs.counting() as syncs:
+        assert int(tf.shape(x)[0]) == 5  # Shape reads only metadata, into host memory: no device work to wait for
+        assert list(np.asarray(tf.shape(x))) == [5, 3]
+        assert [int(s[1]) for s in tf.shape_n([x, x])] == [3, 3]
+        assert (int(tf.size(x)), int(tf.rank(x))) == (15, 2)
+    assert syncs.count == 0
+    with host_syncs.counting() as syncs:
+        int(tf.shape(x)[0] * 2)  # computed from a shape by another op: a read like any other
+        int(tf.cast(tf.reduce_sum(x), tf.int32))
+    assert syncs.kinds == {"int()": 2}
+
+
 def test_restores_everything_even_on_exceptions():
     original = ops._EagerTensorBase.__dict__["_numpy"]
     original_asarray = np.asarray
