@@ -34,8 +34,8 @@ class BytesCheck:
     reference: str
     args: str
     at_most: float
-    what: str = "Your function"
-    section: str | None = None
+    what: str
+    section: str | None
 
 
 def _number(node: ast.AST) -> float:
@@ -50,29 +50,23 @@ def _number(node: ast.AST) -> float:
 def bytes_checks(grade_id: str, source: str) -> list[BytesCheck]:
     """The ``assert_moves_fewer_bytes`` calls at the top level of a test cell's ``source`` (as a statement
     or assigned), with a number as their limit."""
-    from tfperf.autograding.cells import top_level_calls
+    from tfperf.autograding.cells import arguments, literal, top_level_calls
+    from tfperf.grading.traffic import assert_moves_fewer_bytes
 
     found = []
-    for node, kw in top_level_calls(source, "assert_moves_fewer_bytes"):
-        names = ("fn", "reference", "args")
-        arguments = [*node.args, *(kw[name] for name in names[len(node.args) :] if name in kw)]
-        if len(arguments) < 3 or "at_most" not in kw:
-            continue
+    for node, _ in top_level_calls(source, "assert_moves_fewer_bytes"):
         try:
-            at_most = _number(kw["at_most"])
-            what = ast.literal_eval(kw["what"]) if "what" in kw else "Your function"
-            section = ast.literal_eval(kw["section"]) if "section" in kw else None
-        except (ValueError, ZeroDivisionError):
+            given = arguments(node, assert_moves_fewer_bytes)
+            function, reference, args = (ast.get_source_segment(source, given[n]) for n in ("fn", "reference", "args"))
+            at_most = _number(given["at_most"])
+            what, section = literal(given["what"]), literal(given["section"])
+        except (ValueError, TypeError, ZeroDivisionError):  # not literals, or a required argument missing
+            continue
+        if not isinstance(what, str):
             continue
         found.append(
             BytesCheck(
-                grade_id=grade_id,
-                function=ast.get_source_segment(source, arguments[0]),
-                reference=ast.get_source_segment(source, arguments[1]),
-                args=ast.get_source_segment(source, arguments[2]),
-                at_most=at_most,
-                what=what if isinstance(what, str) else "Your function",
-                section=section if isinstance(section, str) else None,
+                grade_id, function, reference, args, at_most, what, section if isinstance(section, str) else None
             )
         )
     return found

@@ -146,38 +146,27 @@ class PrintsCheck:
     function: str
     args: str
     limit: int
-    what: str = "Your function"
-    section: str | None = None
+    what: str
+    section: str | None
 
 
 def prints_checks(grade_id: str, source: str) -> list[PrintsCheck]:
     """The ``assert_prints_at_most`` calls at the top level of a test cell's ``source`` whose limit is a
     number (the ones inside a function of the cell need that function's variables: not found here)."""
-    from tfperf.autograding.cells import top_level_calls
+    from tfperf.autograding.cells import arguments, literal, top_level_calls
+    from tfperf.grading.printing import assert_prints_at_most
 
     found = []
-    for node, kw in top_level_calls(source, "assert_prints_at_most"):
-        arguments = [*node.args, *(kw[name] for name in ("fn", "args", "limit")[len(node.args) :] if name in kw)]
-        if len(arguments) < 3:
-            continue
+    for node, _ in top_level_calls(source, "assert_prints_at_most"):
         try:
-            limit = ast.literal_eval(arguments[2])
-            what = ast.literal_eval(kw["what"]) if "what" in kw else "Your function"
-            section = ast.literal_eval(kw["section"]) if "section" in kw else None
-        except ValueError:
+            given = arguments(node, assert_prints_at_most)
+            function, args = (ast.get_source_segment(source, given[name]) for name in ("fn", "args"))
+            limit, what, section = (literal(given[name]) for name in ("limit", "what", "section"))
+        except (ValueError, TypeError):  # not written as literals, or a required argument missing
             continue
         if not isinstance(limit, int) or not isinstance(what, str):
             continue
-        found.append(
-            PrintsCheck(
-                grade_id=grade_id,
-                function=ast.get_source_segment(source, arguments[0]),
-                args=ast.get_source_segment(source, arguments[1]),
-                limit=limit,
-                what=what,
-                section=section if isinstance(section, str) else None,
-            )
-        )
+        found.append(PrintsCheck(grade_id, function, args, limit, what, section if isinstance(section, str) else None))
     return found
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from tfperf.autograding.cells import is_test, replay_source
+from tfperf.autograding.cells import arguments, is_test, literal, replay_source
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.autograding.scheduler import busy_seconds, reading, waited_for_others
 from tfperf.autograding.speed_samples import seeded, serve_samples
@@ -63,11 +63,18 @@ class SpeedCheck:
     make_inputs: str
     prelude: str  # the test cell's own definitions (functions, imports) before the call
     hidden: bool = False  # in the cell's hidden part
-    rtol: float = 1e-5
-    atol: float = 1e-6
-    pairs: int = 7  # as assert_speedup's own ``pairs``
+    rtol: float = field(default_factory=lambda: _default("rtol"))  # each as assert_speedup's own
+    atol: float = field(default_factory=lambda: _default("atol"))
+    pairs: int = field(default_factory=lambda: _default("pairs"))
     condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
     calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
+
+
+def _default(name: str) -> object:
+    from tfperf.autograding.cells import default
+    from tfperf.grading.speed import assert_speedup
+
+    return default(assert_speedup, name)
 
 
 def _nbgrader(cell) -> dict:
@@ -75,7 +82,10 @@ def _nbgrader(cell) -> dict:
 
 
 def speed_checks(source_nb) -> list[SpeedCheck]:
-    """Every ``assert_speedup`` call in the test cells of the instructor's notebook."""
+    """Every ``assert_speedup`` call in the test cells of the instructor's notebook (its arguments' defaults are
+    ``assert_speedup``'s own)."""
+    from tfperf.grading.speed import assert_speedup
+
     found = []
     for cell in source_nb.cells:
         if not is_test(cell):
@@ -95,22 +105,23 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
                 continue
-            kw = {k.arg: k.value for k in node.keywords}
-            number = lambda name, default: ast.literal_eval(kw[name]) if name in kw else default  # noqa: E731
+            given = arguments(node, assert_speedup)
             found.append(
                 SpeedCheck(
                     grade_id=_nbgrader(cell)["grade_id"],
-                    exercise=ast.literal_eval(kw["exercise"]),
-                    candidate=ast.get_source_segment(cell.source, node.args[0]),
-                    baseline=ast.get_source_segment(cell.source, node.args[1]),
-                    make_inputs=ast.get_source_segment(cell.source, kw["make_inputs"]),
+                    exercise=literal(given["exercise"]),
+                    candidate=ast.get_source_segment(cell.source, given["candidate"]),
+                    baseline=ast.get_source_segment(cell.source, given["baseline"]),
+                    make_inputs=ast.get_source_segment(cell.source, given["make_inputs"]),
                     prelude=prelude,
                     hidden=hidden_line is not None and node.lineno > hidden_line,
-                    rtol=number("rtol", 1e-5),
-                    atol=number("atol", 1e-6),
-                    pairs=number("pairs", 7),
+                    rtol=literal(given["rtol"]),
+                    atol=literal(given["atol"]),
+                    pairs=literal(given["pairs"]),
                     condition=conditions.get(id(node)),
-                    calls_back=ast.get_source_segment(cell.source, kw["calls_back"]) if "calls_back" in kw else None,
+                    calls_back=None
+                    if given["calls_back"] is None
+                    else ast.get_source_segment(cell.source, given["calls_back"]),
                 )
             )
     return found

@@ -23,32 +23,36 @@ class TracesCheck:
 
     grade_id: str
     function: str
-    what: str = "Your function"
-    section: str | None = None
+    what: str
+    section: str | None
 
 
 def traces_checks(grade_id: str, source: str) -> list[TracesCheck]:
     """The functions that ``assert_traces_at_most`` calls at the top level of a test cell's ``source`` check
     (as a statement or assigned), each once."""
-    from tfperf.autograding.cells import top_level_calls
+    from tfperf.autograding.cells import MISSING, arguments, default, literal, top_level_calls
+    from tfperf.grading.tracing import assert_traces_at_most
 
     found: dict[str, TracesCheck] = {}
-    for node, kw in top_level_calls(source, "assert_traces_at_most"):
-        function = node.args[0] if node.args else kw.get("fn")
-        if function is None:
-            continue
+    for node, _ in top_level_calls(source, "assert_traces_at_most"):
         try:
-            what = ast.literal_eval(kw["what"]) if "what" in kw else "Your function"
-            section = ast.literal_eval(kw["section"]) if "section" in kw else None
+            given = arguments(node, assert_traces_at_most)
         except ValueError:
-            what, section = "Your function", None
-        text = ast.get_source_segment(source, function)
+            continue
+        if given["fn"] is MISSING:
+            continue
+        unnamed = default(assert_traces_at_most, "what")
+        try:
+            what, section = literal(given["what"]), literal(given["section"])
+        except ValueError:  # a message made at run time: the assertion's own default stands for it
+            what, section = unnamed, None
+        text = ast.get_source_segment(source, given["fn"])
         found.setdefault(
             text,
             TracesCheck(
                 grade_id,
                 text,
-                what.split(" (")[0] if isinstance(what, str) else "Your function",
+                what.split(" (")[0] if isinstance(what, str) else unnamed,
                 section if isinstance(section, str) else None,
             ),
         )

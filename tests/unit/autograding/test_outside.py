@@ -500,12 +500,13 @@ def test_prints_checks_are_read_from_the_top_level_of_a_test_cell():
     source = (
         "def helper(n):\n    grading.assert_prints_at_most(f, (n,), 0)\n"
         "grading.assert_prints_at_most(train, inputs(3), 2, what='train', section='S')\n"
-        "grading.assert_prints_at_most(fn=g, args=(1,), limit=0)\n"
-        "grading.assert_prints_at_most(h, (1,), LIMIT)\n"
+        "grading.assert_prints_at_most(fn=g, args=(1,), limit=0, what='g')\n"
+        "grading.assert_prints_at_most(h, (1,), LIMIT, what='h')\n"
+        "grading.assert_prints_at_most(k, (1,), 0)\n"  # no what: the assertion itself would refuse it
     )
     assert prints_checks("t", source) == [
         PrintsCheck("t", "train", "inputs(3)", 2, "train", "S"),
-        PrintsCheck("t", "g", "(1,)", 0),
+        PrintsCheck("t", "g", "(1,)", 0, "g", None),
     ]
 
 
@@ -578,7 +579,7 @@ def test_bytes_checks_are_read_from_the_top_level_of_a_test_cell():
     )
     assert bytes_checks("t", source) == [
         BytesCheck("t", "fused", "chain", "chain_inputs(4096)", 0.5, "fused", "3. Fusion"),
-        BytesCheck("t", "f", "g", "(1,)", 0.25),
+        BytesCheck("t", "f", "g", "(1,)", 0.25, "Your function", None),  # the assertion's own defaults
     ]
 
 
@@ -647,7 +648,7 @@ def test_trace_checks_are_read_from_the_top_level_of_a_test_cell():
     )
     assert traces_checks("t", source) == [
         TracesCheck("t", "square", "square", "4. Retracing"),
-        TracesCheck("t", "train_step"),
+        TracesCheck("t", "train_step", "Your function", None),  # the assertion's own defaults
     ]
 
 

@@ -157,6 +157,40 @@ def test_a_check_under_an_if_carries_its_condition():
     assert found == {"x": "fast()", "y": "not (fast())"}  # the else branch is timed where the test is false
 
 
+def test_what_a_speed_check_leaves_out_is_assert_speedups_own_default():
+    import inspect
+
+    from tfperf.grading.speed import assert_speedup
+
+    cell = nbformat.v4.new_code_cell(
+        "grading.assert_speedup(a, b, exercise='x', make_inputs=m)\n"
+        "grading.assert_speedup(a, baseline=b, exercise='y', make_inputs=m, rtol=1e-3, pairs=3, calls_back=due)\n"
+    )
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
+    plain, given = recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))
+    defaults = {name: p.default for name, p in inspect.signature(assert_speedup).parameters.items()}
+    assert (plain.rtol, plain.atol, plain.pairs, plain.calls_back) == (
+        defaults["rtol"],
+        defaults["atol"],
+        defaults["pairs"],
+        None,
+    )
+    assert (given.rtol, given.atol, given.pairs, given.calls_back) == (1e-3, defaults["atol"], 3, "due")
+    assert recheck.SpeedCheck("g", "e", "c", "b", "m", "").pairs == defaults["pairs"]
+
+
+def test_a_changed_default_of_assert_speedup_reaches_the_grading_process(monkeypatch):
+    import inspect
+
+    from tfperf.grading.speed import assert_speedup
+
+    monkeypatch.setitem(inspect.unwrap(assert_speedup).__kwdefaults__, "pairs", 11)  # never restated in recheck
+    cell = nbformat.v4.new_code_cell("grading.assert_speedup(a, b, exercise='x', make_inputs=m)\n")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
+    assert [c.pairs for c in recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))] == [11]
+    assert recheck.SpeedCheck("g", "e", "c", "b", "m", "").pairs == 11
+
+
 @pytest.mark.slow
 def test_the_condition_is_decided_in_the_unfixed_code_worker_before_anything_is_built():
     cells = ["import numpy as np\nbuilt = []\ndef make():\n    built.append(1)\n    return lambda x: x"]
