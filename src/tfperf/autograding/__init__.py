@@ -21,6 +21,11 @@
   its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``speed_samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results and the calls of the functions among the inputs on request).
+- ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
+  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes); its timing
+  of one check is what ``outside`` uses.
+- ``check_kinds``: the kinds of check the grading process decides itself (prints, bytes, speed), one
+  module each, in one table; what a worker reads for them on request.
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
   grading process.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
@@ -35,9 +40,6 @@
 - ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks
   each exercise's worker from it (cleaned up after every exercise).
 - ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
-- ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
-  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes); its timing
-  of one check is what ``outside`` uses.
 - ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
   of its own (the instructor's cells, that answer, the instructor's tests), its speed checks timed
   from the grading process against the unfixed code's own worker, its prints checks watched and its bytes

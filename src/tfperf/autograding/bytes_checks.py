@@ -1,7 +1,8 @@
 """Bytes checks decided by the grading process: ``grading.assert_moves_fewer_bytes`` at the top level of a test cell.
 
 In the answer's worker, the check reads the bytes of the answer and of the unfixed step in the process that
-ran the answer. The grading process then decides again, from evidence read apart (:func:`decide`):
+ran the answer. The grading process then decides again, from evidence read apart (:func:`decide`,
+:func:`compare`; a check kind of :mod:`tfperf.autograding.check_kinds`):
 
 - the answer's bytes, read once more in its worker (:func:`read`, sent as data); where XLA compiled the answer,
   the worker sends XLA's optimized HLO module itself, and the bytes are counted here from its text
@@ -90,7 +91,7 @@ def read(request: dict, namespace: dict) -> dict:
 # ---------------------------------------------------------------- in the grading process
 
 
-def decide(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str | None:
+def compare(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str | None:
     """The failure message of ``check`` from the answer worker's and the unfixed code's worker's replies to
     :func:`read`; None where the answer moves few enough bytes."""
     from tfperf.grading.traffic import Unbelievable, counted, too_many_bytes
@@ -103,3 +104,35 @@ def decide(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str | 
         return f"{err}{reread}"
     problem = too_many_bytes(mine, how, theirs, their_how, at_most=check.at_most, what=check.what)
     return f"{problem}{reread}" if problem else None
+
+
+def specs(grading, grade_id: str, source: str) -> list[BytesCheck]:
+    """The bytes checks of a test cell that the grading process decides once the cell passed in the answer's
+    worker: none of a cell the judge ran (it asked for the bytes itself), none where there is no unfixed code's
+    worker to read the reference's bytes in."""
+    if grade_id in grading.in_judge or grading.clean_worker is None:
+        return []
+    return bytes_checks(grade_id, source)
+
+
+def decide(grading, check: BytesCheck, outcome) -> None:
+    """Read the bytes of ``check``'s function in the answer's worker and of its reference in the unfixed code's
+    worker (``grading.reference_worker``), and decide here whether the answer moves few enough (:func:`compare`); a
+    failure fails the test cell."""
+    from tfperf.autograding.messages import OUTSIDE, CallFailed, NotRunnable
+
+    said = "Decided by the grading process, out of the notebook's reach"
+    try:
+        mine = grading.answer.request(do="bytes", function=check.function, args=check.args)
+    except CallFailed as err:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        return
+    try:
+        theirs = grading.reference_worker(check).request(do="bytes", function=check.reference, args=check.args)
+    except NotRunnable as err:
+        outcome.error = {"ename": OUTSIDE, "evalue": f"{said}: the unfixed code's bytes could not be read ({err})."}
+        return
+    if problem := compare(check, mine, theirs):
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    outcome.printed += f"{said}: {check.what} moves {mine['bytes'] / 1e6:.1f} MB per call, the unfixed step {theirs['bytes'] / 1e6:.1f} MB.\n"

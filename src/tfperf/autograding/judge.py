@@ -33,6 +33,7 @@ import os
 import sys
 from typing import Any
 
+from tfperf.autograding import check_kinds
 from tfperf.autograding.messages import WorkerStopped, receive, send
 from tfperf.grading.remote import NotData, Remote, ReturnedNotData, pack, raised, unpack
 
@@ -55,9 +56,10 @@ JUDGED_CHECKS = frozenset(
         "GradingFailure",
     }
 )
-#: What the judge may ask about the subject besides a call: a function's bytes and trace count, and counting over
-#: calls (read in the subject); the memory its processes hold (read by the grading process, never asked of it).
-PROBES = ("bytes", "traces", "count_start", "count_stop", "memory")
+#: What the judge may ask about the subject besides a call: the readings of the check kinds (a function's bytes and
+#: trace count), and counting over calls (read in the subject); the memory its processes hold (read by the grading
+#: process, never asked of it).
+PROBES = (*check_kinds.PROBES, "count_start", "count_stop", "memory")
 #: Names a judged cell may not use: a clock read in the judge would time the pipes between the processes (the
 #: course's ``timing``, Python's ``time`` and ``timeit``).
 UNJUDGED_NAMES = frozenset({"timing", "time", "timeit"})

@@ -41,11 +41,13 @@ def callback_stub(
     return called_back
 
 
-def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple[dict, list]:
+def answer_call(
+    request: dict, arrays: list, namespace: dict, ask=None, probes: dict | None = None
+) -> tuple[dict, list]:
     """The subject's reply to ``{"do": "call", "function": name, "args": ..., "probe": ...}``: the answer's function
     ``name`` (a name its cells bound: looked up, never evaluated) called on the arguments sent, its result as data;
-    with ``probe`` ``"bytes"`` the bytes it moves (:func:`tfperf.autograding.bytes_checks.read`), ``"traces"`` its trace
-    count (:func:`tfperf.autograding.trace_checks.count`). A call with a ``witness`` token runs between that token's
+    with a ``probe`` among ``probes`` (:data:`tfperf.autograding.check_kinds.PROBES`), that reading instead (``"bytes"``: the bytes it
+    moves; ``"traces"``: its trace count). A call with a ``witness`` token runs between that token's
     markers, nothing captured: the grading process reads what it prints. ``ask`` (one message out, its reply back)
     carries the calls of the check's functions passed as arguments (:func:`callback_stub`)."""
     from tfperf.autograding.prints_checks import witnessed_call
@@ -64,11 +66,10 @@ def answer_call(request: dict, arrays: list, namespace: dict, ask=None) -> tuple
     stub = None if ask is None else (lambda index: callback_stub(index, ask))
     with host_syncs.uncounted():  # the judge's values made tensors here: not the answer's uploads
         args = tuple(unpack(request.get("args"), arrays, stub)) if request.get("args") is not None else ()
-    if probe in ("bytes", "traces"):
-        from tfperf.autograding import bytes_checks, trace_checks
-
-        reader = bytes_checks.read if probe == "bytes" else trace_checks.count
-        return reader({"function": "f", "args": "a"}, {"f": function, "a": args}), []
+    if probe is not None:
+        if probe not in (probes or {}):
+            raise ValueError(f"no reading called {probe!r} here")
+        return probes[probe]({"function": "f", "args": "a"}, {"f": function, "a": args}), []
     graph_prints = 0
     if request.get("witness"):
         from tfperf.grading.printing import print_nodes

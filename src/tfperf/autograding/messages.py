@@ -21,6 +21,19 @@ class WorkerStopped(EOFError):
     """The other side closed the stream, or sent something that is not a whole message."""
 
 
+class CallFailed(Exception):
+    """A call that the grading process asked a worker for raised an error (the worker sent it as data)."""
+
+
+class NotRunnable(RuntimeError):
+    """The submission cannot be re-timed out of its kernel, or the unfixed code's worker could not do what it was
+    asked (and why)."""
+
+
+#: The ``ename`` of an outcome that the grading process could not decide (not a failure of the answer).
+OUTSIDE = "GradedOutsideKernel"
+
+
 def send(stream: BinaryIO, header: dict, arrays: list | None = None) -> None:
     """Write one message: its header (JSON) and its arrays, each as an ``.npy`` file."""
     import numpy as np

@@ -24,11 +24,14 @@ scores. An exercise whose answer is still the released placeholder scores 0 with
 A worker that dies, hangs or sends anything else costs its own exercise only.
 
 Speed checks (``grading.assert_speedup``) are timed from this process: in the worker, the check only
-compares two results with the unfixed code's and leaves the timing to :func:`time_speed_check`, which
+compares two results with the unfixed code's and leaves the timing to :func:`tfperf.autograding.recheck.decide`, which
 runs the answer's function in the exercise's worker and the unfixed code in a worker of its own that
 never runs learner code (:class:`Baselines`), reads the clock here, compares a drawn call of every
 sample with the unfixed code's, and refuses a sample during which the answer's processes kept
 computing.
+
+The speed, prints and bytes checks of a test cell that passed in the worker are then decided here, kind by kind
+(:mod:`tfperf.autograding.check_kinds`: each kind one module, one table).
 
 Prints checks (``grading.assert_prints_at_most`` at the top level of a test cell) are watched from this
 process too: in the worker, the check captures the call's output, which an answer can notice; so after the
@@ -80,7 +83,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import bytes_checks, concepts, forkserver, judge, prints_checks, sandbox, screen, trace_checks
+from tfperf.autograding import check_kinds, concepts, forkserver, judge, prints_checks, sandbox, screen
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -89,14 +92,13 @@ from tfperf.autograding.cells import (
     released_answers,
     replay_source,
 )
-from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.autograding.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
 from tfperf.runtime import processes
 
 #: Seconds a worker may take to start (the interpreter, before the first cell).
 START_SECONDS = 60
 NOT_WRITTEN = "NotWritten"
-OUTSIDE = "GradedOutsideKernel"
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -308,10 +310,11 @@ def grade_exercise(
     where it can, :mod:`tfperf.autograding.forkserver`): grade_id -> outcome of each test cell.
 
     Every cell gets ``timeout`` seconds; a worker that goes past it, stops early, or sends a message
-    without the key fails the test cells not yet reported. Then each of ``speed_checks`` (of
-    :mod:`tfperf.autograding.recheck`) whose test cell passed is timed from here, against the unfixed
-    code's worker that ``baseline_for(check)`` gives (:func:`time_speed_check`). The rows of the speed checks
-    go to ``record`` (see :func:`_forward_record`)."""
+    without the key fails the test cells not yet reported. Then the checks of every test cell that passed are
+    decided here, kind by kind (:mod:`tfperf.autograding.check_kinds`): its prints watched, its bytes compared,
+    and each of ``speed_checks`` (of :mod:`tfperf.autograding.recheck`) in it timed against the unfixed code's
+    worker that ``baseline_for(check)`` gives. The rows of the speed checks go to ``record`` (see
+    :func:`_forward_record`)."""
     from tfperf.grading import RECORD_ENV_VAR
     from tfperf.grading.speed import TIMED_OUTSIDE_ENV_VAR
 
@@ -340,9 +343,7 @@ def grade_exercise(
         worker = _Replies(process, key, timeout)
         worker.folders = (workdir,)
         problem = None
-        untimed: list = []  # speed checks whose test cell passed in the worker, not yet timed from here
-        unwatched: list = []  # test cells that passed in the worker, whose prints are not yet read from here
-        unweighed: list = []  # test cells that passed in the worker, whose bytes are not yet decided here
+        pending: list = []  # (kind, grade_id, check): passed in a worker, not yet decided here (check_kinds)
         clean: dict = {}  # the unfixed code's workers this exercise used: each reset once, then kept
 
         def clean_worker(check):
@@ -388,46 +389,24 @@ def grade_exercise(
             outcomes.update(reported)
             if judged is not None:
                 outcomes.update(judged.run(worker, timeout))
-            prints = {
-                g: prints_checks.prints_checks(g, source) for g, source in zip(exercise.tests, exercise.test_sources)
-            }
-            passed = [g for g in exercise.tests if g in outcomes and outcomes[g].passed]
-            # passed in the subject, prints not yet read from here (the judge read those of its cells' calls)
-            unwatched = [g for g in passed if prints[g] and g not in in_judge]
-            untimed = [c for c in speed_checks or [] if c.grade_id in passed]
-            while unwatched:
-                for check in prints[unwatched[0]]:
-                    if outcomes[unwatched[0]].passed:
-                        watch_prints(check, worker, outcomes[unwatched[0]])
-                unwatched.pop(0)
-            weighed = {g: bytes_checks.bytes_checks(g, s) for g, s in zip(exercise.tests, exercise.test_sources)}
-            unweighed = [g for g in passed if weighed[g] and g not in in_judge] if baseline_for is not None else []
-            while unweighed:
-                for check in weighed[unweighed[0]]:
-                    if outcomes[unweighed[0]].passed:
-                        reference = _reference_check(check, speed_checks or [])
-                        weigh_bytes(check, worker, lambda: clean_worker(reference), outcomes[unweighed[0]])
-                unweighed.pop(0)
-            while untimed:
-                check = untimed[0]
-                if outcomes[check.grade_id].passed:
-                    same = [p for p in prints[check.grade_id] if p.function == check.candidate]
-                    time_speed_check(
-                        check,
-                        worker,
-                        clean_worker,
-                        outcomes[check.grade_id],
-                        record,
-                        same[0] if same else None,
-                        trace_checks.traces_checks(
-                            check.grade_id, exercise.test_sources[exercise.tests.index(check.grade_id)]
-                        ),
-                    )
-                untimed.pop(0)
+            grading = check_kinds.Grading(
+                exercise,
+                worker,
+                list(speed_checks or []),
+                in_judge,
+                clean_worker if baseline_for is not None else None,
+                record,
+            )
+            pending = grading.pending([g for g in exercise.tests if g in outcomes and outcomes[g].passed])
+            while pending:
+                kind, grade_id, check = pending[0]
+                if outcomes[grade_id].passed:  # a cell's first failure stands: its later checks are not decided
+                    kind.decide(grading, check, outcomes[grade_id])
+                pending.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
-            for grade_id in [*unwatched, *unweighed, *(c.grade_id for c in untimed)]:  # passed in the worker:
-                outcomes[grade_id].error = {  # counts only once checked from here too
+            for grade_id in {grade_id: None for _, grade_id, _ in pending}:  # passed in the worker: counts only
+                outcomes[grade_id].error = {  # once checked from here too
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
@@ -665,10 +644,6 @@ class _Stopped(Exception):
     """The worker stopped, ran past the time limit, or sent what it did not write."""
 
 
-class _CallFailed(Exception):
-    """A call that the grading process asked the worker for raised an error."""
-
-
 class _Replies:
     """A worker's replies, read on a thread: each within a time limit and carrying the key."""
 
@@ -714,7 +689,7 @@ class _Replies:
             raise _Stopped("its reports were not all its own: the answer wrote into them.")
 
     def request(self, **request) -> dict:
-        """One request the worker answers with data (``prints``, ``bytes``, ``traces``): its reply; ``_CallFailed``
+        """One request the worker answers with data (``prints``, ``bytes``, ``traces``): its reply; ``CallFailed``
         where it raised."""
         try:
             send(self.process.stdin, request)
@@ -723,7 +698,7 @@ class _Replies:
         header, _ = self.next()
         if header.get("error"):
             error = _error(header["error"])
-            raise _CallFailed(f"{error['ename']}: {error['evalue']}")
+            raise CallFailed(f"{error['ename']}: {error['evalue']}")
         return header
 
     def go(self) -> None:
@@ -763,8 +738,6 @@ class _Replies:
 
     def ask(self, **request) -> list:
         """One request of a speed check (:mod:`tfperf.autograding.speed_samples`): the arrays of its reply."""
-        from tfperf.autograding.recheck import NotRunnable
-
         if request.get("do") == "prepare":
             self._inputs = len(request.get("seeds", ())) or 1
         if request.get("do") == "run":
@@ -787,158 +760,6 @@ class _Replies:
         return arrays
 
 
-def watch_prints(check: prints_checks.PrintsCheck, answer: _Replies, outcome: Outcome) -> None:
-    """Call the function of ``check`` once more in the answer's worker, nothing captured there, and count
-    here the lines it really printed: more than the check's limit fails its test cell."""
-    said = "Watched by the grading process, out of the notebook's reach"
-    try:
-        token = answer.call_watched(check.function, check.args)
-    except _CallFailed as err:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
-        return
-    if problem := prints_checks.too_many(answer.output.printed(token), check.limit, 1, check.what, check.section):
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-
-
-def _reference_check(check: bytes_checks.BytesCheck, speed_checks: list):
-    """Which unfixed code's worker reads the reference's bytes: a speed check's of the same exercise (already
-    running the instructor's cells), else one of its own that only runs them."""
-    from tfperf.autograding.recheck import SpeedCheck
-
-    if speed_checks:
-        return speed_checks[0]
-    return SpeedCheck(check.grade_id, "", check.reference, check.reference, "lambda: ()", "")
-
-
-def weigh_bytes(check: bytes_checks.BytesCheck, answer: _Replies, reference_worker, outcome: Outcome) -> None:
-    """Read the bytes of ``check``'s function in the answer's worker and of its reference in the unfixed code's
-    worker (``reference_worker()``), and decide here whether the answer moves few enough
-    (:func:`tfperf.autograding.bytes_checks.decide`); a failure fails the test cell."""
-    from tfperf.autograding.recheck import NotRunnable
-
-    said = "Decided by the grading process, out of the notebook's reach"
-    try:
-        mine = answer.request(do="bytes", function=check.function, args=check.args)
-    except _CallFailed as err:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
-        return
-    try:
-        theirs = reference_worker().request(do="bytes", function=check.reference, args=check.args)
-    except NotRunnable as err:
-        outcome.error = {"ename": OUTSIDE, "evalue": f"{said}: the unfixed code's bytes could not be read ({err})."}
-        return
-    if problem := bytes_checks.decide(check, mine, theirs):
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-        return
-    outcome.printed += f"{said}: {check.what} moves {mine['bytes'] / 1e6:.1f} MB per call, the unfixed step {theirs['bytes'] / 1e6:.1f} MB.\n"
-
-
-def time_speed_check(
-    check,
-    answer: _Replies,
-    baseline_for,
-    outcome: Outcome,
-    record: Path | None,
-    prints: prints_checks.PrintsCheck | None = None,
-    traces: list | None = None,
-) -> None:
-    """Time ``check`` (a :class:`tfperf.autograding.recheck.SpeedCheck`) with the clock in this process: the
-    answer's function in its exercise's worker, the unfixed code in a worker that never ran learner code.
-    The outcome of its test cell passes only if the speedup reaches the target, every result compared.
-    With ``prints`` (a check of the same cell on the same function), what every timed call of the answer
-    prints is read here too, and may not pass its limit. With ``traces`` (the trace checks of the same cell,
-    :mod:`tfperf.autograding.trace_checks`), their functions may not trace during the timed calls."""
-    from tfperf.autograding.recheck import NotRunnable, recheck_one
-
-    said = "Timed by the grading process, out of the notebook's reach"
-    try:
-        baseline = baseline_for(check)
-        if not baseline.ready.get("condition", True):  # decided in the unfixed code's worker, as the cell decides it
-            outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
-            return
-        before = [_trace_count(answer, t) for t in traces or []]
-        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
-    except NotRunnable as problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-        return
-    answer.timed_calls = 0
-    answer.watched = [] if prints is not None else None
-    try:
-        verdict = recheck_one(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
-    except NotRunnable as problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-        return
-    finally:
-        watched, answer.watched = answer.watched, None
-        answer.end()
-    if prints is not None and watched:
-        if problem := _printed_while_timed(answer, watched, prints):
-            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-            return
-    for check_traces, counted_before in zip(traces or [], before):
-        after = _trace_count(answer, check_traces)
-        if problem := trace_checks.retraced(check_traces, counted_before, after, answer.timed_calls):
-            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
-            return
-    device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
-    if verdict.problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
-        return
-    _record_verdict(verdict, device_class.lower(), record)
-    measured = verdict.measured
-    if not verdict.passed:
-        outcome.error = {
-            "ename": "GradingFailure",
-            "evalue": f"{said}: same results as the unfixed code, but not fast enough: {measured}; "
-            f"the target on a {device_class} is at least {verdict.target:.2f}x.",
-        }
-        return
-    outcome.printed += f"{said}: {measured}; target {verdict.target:.2f}x on {device_class}.\n"
-
-
-def _trace_count(answer: _Replies, check: trace_checks.TracesCheck) -> dict | None:
-    """The answer worker's reply to ``traces`` for ``check``'s function; None where it raised."""
-    try:
-        return answer.request(do="traces", function=check.function)
-    except _CallFailed:
-        return None
-
-
-def _printed_while_timed(
-    answer: _Replies, watched: list[tuple[str, int]], prints: prints_checks.PrintsCheck
-) -> str | None:
-    """Whether the answer's calls printed more than ``prints`` allows while they were timed."""
-    total = prints_checks.Printed()
-    for token, _ in watched:
-        seen = answer.output.printed(token)
-        if seen is None:
-            return prints_checks.too_many(None, prints.limit, 1, prints.what, prints.section)
-        total.count += seen.count
-        total.lines += seen.lines[: prints_checks.KEPT_LINES - len(total.lines)]
-    calls = sum(calls for _, calls in watched)
-    return prints_checks.too_many(total, prints.limit, calls, prints.what, prints.section)
-
-
-def _record_verdict(verdict, device_class: str, record: Path | None) -> None:
-    """The row a speed check records (``TFPERF_RECORD``, as :func:`tfperf.grading.speed.assert_speedup` writes
-    them), for the instructor's report."""
-    if record is None:
-        return
-    row = {
-        "exercise": verdict.exercise,
-        "device_class": device_class,
-        "target": verdict.target,
-        "ratios": list(verdict.ratios),
-        "candidate_s": verdict.seconds.get("answer"),
-        "baseline_s": verdict.seconds.get("baseline"),
-        "timed": "outside",
-        "preparing_share": verdict.preparing,
-        "preparing_waited": verdict.waited,
-    }
-    with record.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
-
-
 class Baselines:
     """The unfixed code's workers (:class:`tfperf.autograding.recheck.Worker`), one per distinct worker of an
     instructor's notebook's speed checks (:func:`worker_identity`: two checks that time the same function on the
@@ -953,7 +774,7 @@ class Baselines:
         atexit.register(self.close)
 
     def worker(self, source: Path, source_nb: NotebookNode, check):
-        from tfperf.autograding.recheck import NotRunnable, Worker, _worker_argv, program
+        from tfperf.autograding.recheck import Worker, _worker_argv, program
 
         key = (str(source), source.stat().st_mtime_ns, worker_identity(check))
         found = self.workers.get(key)

@@ -12,7 +12,8 @@ between the two markers are what the call printed (``print``, ``sys.stdout``/``s
 What a test cell says about printing is :class:`PrintsCheck`: each top-level
 ``grading.assert_prints_at_most(function, args, limit, ...)`` of the instructor's test cells. The grading
 process calls it again uncaptured and counts the lines (:func:`check_outside`); where a speed check of the
-same cell times the same function, its timed calls are watched the same way.
+same cell times the same function, its timed calls are watched the same way (:func:`while_timed`). A check kind of
+:mod:`tfperf.autograding.check_kinds` (:func:`specs`, :func:`decide`).
 """
 
 from __future__ import annotations
@@ -189,4 +190,52 @@ def too_many(printed: Printed | None, limit: int, calls: int, what: str, section
     )
 
 
-__all__ = ["PrintsCheck", "Printed", "WorkerOutput", "prints_checks", "too_many", "witnessed_call"]
+# ---------------------------------------------------------------- a check kind (tfperf.autograding.check_kinds)
+
+
+def specs(grading, grade_id: str, source: str) -> list[PrintsCheck]:
+    """The prints checks of a test cell that the grading process watches once the cell passed in the answer's
+    worker: none of a cell the judge ran (it read what its calls printed, :mod:`tfperf.autograding.judge`)."""
+    return [] if grade_id in grading.in_judge else prints_checks(grade_id, source)
+
+
+def decide(grading, check: PrintsCheck, outcome) -> None:
+    """Call the function of ``check`` once more in the answer's worker, nothing captured there, and count
+    here the lines it really printed: more than the check's limit fails its test cell."""
+    from tfperf.autograding.messages import CallFailed
+
+    said = "Watched by the grading process, out of the notebook's reach"
+    try:
+        token = grading.answer.call_watched(check.function, check.args)
+    except CallFailed as err:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        return
+    if problem := too_many(grading.answer.output.printed(token), check.limit, 1, check.what, check.section):
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+
+
+def while_timed(output: WorkerOutput, watched: list[tuple[str, int]], check: PrintsCheck) -> str | None:
+    """The failure message where the timed calls (``watched``: the token and the number of calls of each run)
+    printed more than ``check`` allows; None where they did not."""
+    total = Printed()
+    for token, _ in watched:
+        seen = output.printed(token)
+        if seen is None:
+            return too_many(None, check.limit, 1, check.what, check.section)
+        total.count += seen.count
+        total.lines += seen.lines[: KEPT_LINES - len(total.lines)]
+    calls = sum(calls for _, calls in watched)
+    return too_many(total, check.limit, calls, check.what, check.section)
+
+
+__all__ = [
+    "PrintsCheck",
+    "Printed",
+    "WorkerOutput",
+    "decide",
+    "prints_checks",
+    "specs",
+    "too_many",
+    "while_timed",
+    "witnessed_call",
+]

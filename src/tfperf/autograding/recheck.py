@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import linecache
 import os
 import random
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tfperf.autograding.cells import arguments, is_test, literal, replay_source
-from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.autograding.messages import NotRunnable, WorkerStopped, receive, send
 from tfperf.autograding.scheduler import busy_seconds, reading, waited_for_others
 from tfperf.autograding.speed_samples import seeded, serve_samples
 
@@ -148,10 +149,6 @@ def program(source_nb, answers_nb=None) -> list[str]:
     return cells
 
 
-class NotRunnable(RuntimeError):
-    """The submission cannot be re-timed out of its kernel (and why)."""
-
-
 # ---------------------------------------------------------------- the workers
 
 
@@ -194,7 +191,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     reply = lambda head, arrays=None: send(replies, head, arrays)  # noqa: E731
     while True:
         request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due)
-        if request.get("do") == "bytes":
+        if request.get("do") == "bytes":  # the reference's bytes (the only reading asked of the unfixed code)
             try:
                 reply(bytes_checks.read(request, current["namespace"]))
             except BaseException:
@@ -597,6 +594,96 @@ def recheck_one(
             "baseline": statistics.median(seconds[baseline]),
         }
     return verdict
+
+
+# ---------------------------------------------------------------- a check kind (tfperf.autograding.check_kinds)
+
+
+def specs(grading, grade_id: str, source: str) -> list[SpeedCheck]:
+    """The speed checks of a test cell that the grading process times once the cell passed in the answer's
+    worker (those of the notebook's :func:`speed_checks` in that cell; none where nothing is timed outside)."""
+    return [check for check in grading.speed_checks if check.grade_id == grade_id]
+
+
+def decide(grading, check: SpeedCheck, outcome) -> None:
+    """Time ``check`` with the clock in this process: the answer's function in its exercise's worker
+    (``grading.answer``), the unfixed code in a worker that never ran learner code (``grading.clean_worker``).
+    The outcome of its test cell passes only if the speedup reaches the target, every result compared. A prints
+    check of the same cell on the same function watches every timed call too (its limit holds for each), and the
+    functions of the cell's trace checks may not trace during the timed calls (:mod:`tfperf.autograding.trace_checks`)."""
+    from tfperf.autograding import prints_checks, trace_checks
+
+    answer, said = grading.answer, "Timed by the grading process, out of the notebook's reach"
+    source = grading.source(check.grade_id)
+    prints = next(
+        (p for p in prints_checks.prints_checks(check.grade_id, source) if p.function == check.candidate), None
+    )
+    traces = trace_checks.traces_checks(check.grade_id, source)
+    try:
+        baseline = grading.clean_worker(check)
+        if not baseline.ready.get("condition", True):  # decided in the unfixed code's worker, as the cell decides it
+            outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
+            return
+        before = [trace_checks.counted(answer, t) for t in traces]
+        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
+    except NotRunnable as problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    answer.timed_calls = 0
+    answer.watched = [] if prints is not None else None
+    try:
+        verdict = recheck_one(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
+    except NotRunnable as problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        return
+    finally:
+        watched, answer.watched = answer.watched, None
+        answer.end()
+    if prints is not None and watched:
+        if problem := prints_checks.while_timed(answer.output, watched, prints):
+            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            return
+    for check_traces, counted_before in zip(traces, before):
+        after = trace_checks.counted(answer, check_traces)
+        if problem := trace_checks.retraced(check_traces, counted_before, after, answer.timed_calls):
+            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            return
+    device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
+    if verdict.problem:
+        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
+        return
+    _record_verdict(verdict, device_class.lower(), grading.record)
+    if not verdict.passed:
+        outcome.error = {
+            "ename": "GradingFailure",
+            "evalue": f"{said}: same results as the unfixed code, but not fast enough: {verdict.measured}; "
+            f"the target on a {device_class} is at least {verdict.target:.2f}x.",
+        }
+        return
+    outcome.printed += f"{said}: {verdict.measured}; target {verdict.target:.2f}x on {device_class}.\n"
+
+
+def _record_verdict(verdict: Verdict, device_class: str, record: Path | None) -> None:
+    """The row a speed check records (``TFPERF_RECORD``, as :func:`tfperf.grading.speed.assert_speedup` writes
+    them), for the instructor's report."""
+    if record is None:
+        return
+    row = {
+        "exercise": verdict.exercise,
+        "device_class": device_class,
+        "target": verdict.target,
+        "ratios": list(verdict.ratios),
+        "candidate_s": verdict.seconds.get("answer"),
+        "baseline_s": verdict.seconds.get("baseline"),
+        "timed": "outside",
+        "preparing_share": verdict.preparing,
+        "preparing_waited": verdict.waited,
+    }
+    with record.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+# ---------------------------------------------------------------- the command
 
 
 def recheck(

@@ -4,7 +4,7 @@ In the answer's worker, the check counts the traces of the calls the instructor'
 chose. Where a speed check of the same cell is timed from the grading process (on inputs made from seeds drawn
 there), the grading process also asks for TensorFlow's own trace count of each checked function
 (``experimental_get_tracing_count``, read only from an object of ``tf.function``'s own class) before the first
-timed call and after the last (:func:`count`), and decides here (:func:`retraced`): a function that the worker's
+timed call and after the last (:func:`read`, :func:`counted`), and decides here (:func:`retraced`): a function that the worker's
 checks already traced and that traces again on those fresh inputs fails the test cell, as does one that the timed
 calls did not call as a graph at least once each (an answer that runs its graph only on the checks' own inputs,
 which the given functions make the same on every run, and its Python function on the timed ones).
@@ -62,7 +62,7 @@ def traces_checks(grade_id: str, source: str) -> list[TracesCheck]:
 # ---------------------------------------------------------------- in the worker
 
 
-def count(request: dict, namespace: dict) -> dict:
+def read(request: dict, namespace: dict) -> dict:
     """A worker's reply to ``{"do": "traces", "function": ...}``: TensorFlow's own count of the traces of that
     ``tf.function`` (an object of its own class: a subclass could report another count), and of its calls from eager
     code (``calls``: the count TensorFlow keeps to warn of frequent retracing, one more per call made outside a graph
@@ -80,6 +80,16 @@ def count(request: dict, namespace: dict) -> dict:
 
 
 # ---------------------------------------------------------------- in the grading process
+
+
+def counted(answer, check: TracesCheck) -> dict | None:
+    """The answer worker's reply to ``traces`` for ``check``'s function (:func:`read`); None where it raised."""
+    from tfperf.autograding.messages import CallFailed
+
+    try:
+        return answer.request(do="traces", function=check.function)
+    except CallFailed:
+        return None
 
 
 def retraced(check: TracesCheck, before: Any, after: Any, calls: int) -> str | None:

@@ -108,10 +108,9 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     calls the answer's function for the judge on the arguments sent (``arrays()``: the request's arrays), its result
     sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
     exercise's namespace: ``prints`` calls a function once, its output read by
-    the grading process (:mod:`tfperf.autograding.prints_checks`); ``bytes`` reads what a function moves
-    (:mod:`tfperf.autograding.bytes_checks`); ``traces`` reads a ``tf.function``'s trace count
-    (:mod:`tfperf.autograding.trace_checks`); ``speed`` serves a function's samples (:mod:`tfperf.autograding.speed_samples`)."""
-    from tfperf.autograding import bytes_checks, trace_checks
+    the grading process (:mod:`tfperf.autograding.prints_checks`); a name of
+    :data:`tfperf.autograding.check_kinds.PROBES` (``bytes``, ``traces``) replies with that reading; ``speed`` serves a function's samples (:mod:`tfperf.autograding.speed_samples`)."""
+    from tfperf.autograding.check_kinds import PROBES
     from tfperf.autograding.prints_checks import witnessed_call
     from tfperf.autograding.speed_samples import serve_samples
     from tfperf.measure import timing
@@ -137,16 +136,16 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
                 return next_request(), arrays()
 
             try:
-                report(*answer_call(request, arrays(), namespace, ask))
+                report(*answer_call(request, arrays(), namespace, ask, PROBES))
             except BaseException as err:  # noqa: BLE001 (reported: the judge decides)
                 report({"error": _failure(err)})
             continue
         if request.get("do") == "sync":  # see outside._Replies.sync
             report({"sync": str(request.get("token"))})
             continue
-        if request.get("do") in ("bytes", "traces"):
+        if request.get("do") in PROBES:
             try:
-                report((bytes_checks.read if request["do"] == "bytes" else trace_checks.count)(request, namespace))
+                report(PROBES[request["do"]](request, namespace))
             except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
                 report({"error": _failure(err)})
             continue
