@@ -137,7 +137,8 @@ class Channel:
         while "callback" in header:  # the answer called a function the check passed: it runs here, on data
             try:
                 function = callbacks[int(header["callback"])]
-                description, out = pack(function(*unpack(header.get("args"), arrays)))
+                keywords = unpack(header["keywords"], arrays) if header.get("keywords") is not None else {}
+                description, out = pack(function(*unpack(header.get("args"), arrays), **dict(keywords)))
                 send(self.replies, {"called_back": description}, out)
             except Exception as err:  # noqa: BLE001 (the answer's call of it fails)
                 send(self.replies, {"callback_error": f"{type(err).__name__}: {err}"})

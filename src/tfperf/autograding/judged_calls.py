@@ -23,16 +23,17 @@ def callback_stub(
     to the judge, which runs the check's function (:meth:`Channel.ask`), and returns its result (as data). ``ask``
     sends one message and returns the reply. With ``local`` instead (a timed sample's function, made in this process:
     :func:`tfperf.autograding.speed_samples.called_back`), the arguments go to ``local`` as they are: the same function to
-    the answer, at the cost of a call."""
+    the answer, at the cost of a call. Arguments may be passed by name, as to the check's own function."""
 
-    def called_back(*args: Any) -> Any:
+    def called_back(*args: Any, **keywords: Any) -> Any:
         if local is not None:
-            return local(args)
+            return local(args, keywords)
         from tfperf.measure import host_syncs
 
         with host_syncs.uncounted():  # what the answer passes is its own to read: the crossing is not
             description, arrays = pack(tuple(args))
-        header, arrays = ask({"callback": index, "args": description}, arrays)
+            named, arrays = pack(dict(keywords), arrays)
+        header, arrays = ask({"callback": index, "args": description, "keywords": named}, arrays)
         if "called_back" not in header:
             raise CallbackFailed(str(header.get("callback_error", "the check's function failed")))
         with host_syncs.uncounted():

@@ -516,7 +516,9 @@ class _Judge:
     def _called_back(self, header: dict, arrays: list, subject: _Replies) -> tuple[dict, list]:
         """The judge's reply to the subject's call of a function the check passed (:func:`judge.callback_stub`);
         meanwhile, the judge may read the subject's memory (read here, as :func:`_relay` does)."""
-        self._send({"callback": header.get("callback"), "args": header.get("args")}, arrays)
+        self._send(
+            {"callback": header.get("callback"), "args": header.get("args"), "keywords": header.get("keywords")}, arrays
+        )
         while True:
             try:
                 message = self.messages.get(timeout=START_SECONDS)

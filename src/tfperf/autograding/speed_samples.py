@@ -76,7 +76,7 @@ def _held(value: Any) -> Any:
     copied, a number or anything else kept (read as numbers when the calls are asked for)."""
     import numpy as np
 
-    from tfperf.grading.remote import _is_tensor
+    from tfperf.grading.remote import is_tensor
 
     if type(value) in (int, float, bool) or isinstance(value, np.generic):
         return value
@@ -84,7 +84,7 @@ def _held(value: Any) -> Any:
         return [_held(item) for item in value]
     if type(value) is np.ndarray:
         return value.copy()
-    return value.numpy() if _is_tensor(value) else value
+    return value.numpy() if is_tensor(value) else value
 
 
 def called_back(args: tuple, calls: list) -> tuple:
@@ -92,12 +92,12 @@ def called_back(args: tuple, calls: list) -> tuple:
     (:func:`tfperf.autograding.judged_calls.callback_stub`), which appends each call's arguments to ``calls``
     (:func:`_held`) and calls the function."""
     from tfperf.autograding.judged_calls import callback_stub
-    from tfperf.grading.remote import CALLED_BACK
+    from tfperf.grading.remote import CALLED_BACK, positional
 
-    def local(function: Callable[..., Any]) -> Callable[[tuple], Any]:
-        def call(values: tuple) -> Any:
-            calls.append([_held(value) for value in values])
-            return function(*values)
+    def local(function: Callable[..., Any]) -> Callable[[tuple, dict], Any]:
+        def call(values: tuple, keywords: dict) -> Any:
+            calls.append([_held(value) for value in positional(function, values, keywords)])
+            return function(*values, **keywords)
 
         return call
 

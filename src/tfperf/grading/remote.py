@@ -11,6 +11,7 @@ take the learner's function, and read what they need besides its result from wha
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 import types
 from collections.abc import Callable
@@ -33,7 +34,7 @@ def _tensorflow():
     return sys.modules.get("tensorflow")
 
 
-def _is_tensor(value: Any) -> bool:
+def is_tensor(value: Any) -> bool:
     """A tensor or variable of TensorFlow's or Keras's own classes (an answer's subclass is not: its ``numpy()``
     could say anything)."""
     owner = (getattr(type(value), "__module__", None) or "").partition(".")[0]
@@ -41,6 +42,17 @@ def _is_tensor(value: Any) -> bool:
         return False
     tf = _tensorflow()
     return tf is not None and (tf.is_tensor(value) or isinstance(value, tf.Variable)) and hasattr(value, "numpy")
+
+
+def positional(function: Callable[..., Any], values: tuple, keywords: dict) -> tuple:
+    """A call's arguments in ``function``'s order, whether passed by position or by name (as they are where its
+    signature cannot be read, or the names do not fit it: the call itself then says what is wrong)."""
+    if not keywords:
+        return tuple(values)
+    try:
+        return tuple(inspect.signature(function).bind(*values, **keywords).args)
+    except (TypeError, ValueError):
+        return (*values, *keywords.values())
 
 
 def pack(value: Any, arrays: list | None = None, callbacks: list | None = None) -> tuple[Any, list]:
@@ -70,7 +82,7 @@ def pack(value: Any, arrays: list | None = None, callbacks: list | None = None) 
             raise NotData("an array of Python objects")
         arrays.append(np.asarray(value))
         return {"array" if kind is np.ndarray else "scalar": len(arrays) - 1}, arrays
-    if _is_tensor(value):
+    if is_tensor(value):
         arrays.append(np.asarray(value.numpy()))
         return {"tensor": len(arrays) - 1}, arrays
     raise NotData(f"a {kind.__name__}: expected a tensor, an array or a number (TensorFlow's, NumPy's or Python's own)")

@@ -11,7 +11,7 @@ import numpy as np
 
 from tfperf.grading import guard, targets
 from tfperf.grading.calls import GradingFailure, call, reread
-from tfperf.grading.remote import CALLED_BACK
+from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
 from tfperf.measure import op_counts, timing, traces
 from tfperf.runtime import device, logs
@@ -167,12 +167,13 @@ def _same_content(a: Any, b: Any) -> bool:
 
 def recording(args: Sequence[Any], calls: list) -> tuple:
     """``args`` with each function among them (:data:`CALLED_BACK`) replaced by one that calls it and appends the
-    call's arguments to ``calls`` (:func:`tfperf.grading.results.call_numbers`)."""
+    call's arguments to ``calls`` (:func:`tfperf.grading.results.call_numbers`), in the function's order whether
+    passed by position or by name (:func:`tfperf.grading.remote.positional`)."""
 
     def recorder(function: Callable[..., Any]) -> Callable[..., Any]:
-        def called_back(*values: Any) -> Any:
-            calls.append(call_numbers(values))
-            return function(*values)
+        def called_back(*values: Any, **keywords: Any) -> Any:
+            calls.append(call_numbers(positional(function, values, keywords)))
+            return function(*values, **keywords)
 
         return called_back
 

@@ -101,6 +101,16 @@ def test_calls_of_a_function_passed_are_compared_in_number_order_and_arguments()
     assert results.call_numbers([object()]) != results.call_numbers([object()])  # NaN: equal to nothing due
 
 
+def test_a_function_passed_may_be_called_with_its_arguments_by_name():
+    calls, seen = [], []
+    (report,) = speed.recording((lambda step, loss: seen.append((step, loss)),), calls)
+    report(3, loss=0.5)
+    report(loss=0.25, step=4)
+    assert calls == [[3.0, 0.5], [4.0, 0.25]] and seen == [(3, 0.5), (4, 0.25)]
+    with pytest.raises(TypeError):  # names the function does not take: its own error
+        report(5, value=1.0)
+
+
 def test_the_calls_due_are_the_unfixed_codes_or_what_the_check_says():
     from tfperf.experiments import gpu_sync
 
