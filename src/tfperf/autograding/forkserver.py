@@ -54,6 +54,7 @@ PRELOADED = (
     "tfperf.autograding.bytes_checks",
     "tfperf.autograding.trace_checks",
     "tfperf.autograding.prints_checks",
+    "tfperf.autograding.check_kinds",  # the readings a worker serves (PROBES), and the kinds they serve
     "tfperf.measure.timing",
     "tfperf.lesson",
     "tfperf.experiments.tensors_and_devices",
