@@ -28,14 +28,17 @@ nothing crosses. (Python scalars are not
 counted: they are what every ``x * 0.5`` converts; nor are short flat
 sequences such as shapes.)
 
-A read of a shape, size or rank that TensorFlow computed (``int(tf.shape(x)[0])``) is not counted: those ops read
-only a tensor's metadata and keep their output in host memory, on a GPU too, so reading it waits for no device work.
+A read of a shape, size or rank that TensorFlow computed from an eager tensor or a variable (``int(tf.shape(x)[0])``)
+is not counted: those ops read only the tensor's metadata and keep their output in host memory, on a GPU too, so
+reading it waits for no device work; nor is an element of such an ``int32`` shape taken by plain Python indices
+(``[0]``, ``[1:]``: an ``int32`` slice stays in host memory on a GPU). Anything computed from them by another op, or
+indexed by a tensor, is read like any value.
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
 hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
-``convert_to_eager_tensor``, the ``tf.data`` iterator and the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
-``Rank``, and ``StridedSlice`` on their results, which marks what they return) are wrapped; the originals come
+``convert_to_eager_tensor``, the ``tf.data`` iterator, the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
+``Rank``) and a tensor's indexing (``__getitem__``), which mark what they return, are wrapped; the originals come
 back when the last block ends. Not seen: ``memoryview(t)`` and other readers of the C
 buffer protocol (the course's static screen flags them in graded answers).
 """
@@ -252,23 +255,41 @@ def _mark_shape_values(result) -> None:
             _shape_values[key] = weakref.ref(tensor, lambda _, key=key: _shape_values.pop(key, None))
 
 
+def _of_a_tensor(value) -> bool:
+    """An eager tensor or a variable of TensorFlow's own (a sparse value's ``dense_shape`` is data anyone can set)."""
+    from tensorflow.python.ops import resource_variable_ops
+
+    return hasattr(value, "_numpy_internal") or isinstance(value, resource_variable_ops.BaseResourceVariable)
+
+
 def _marking_shape_values(original):
     def shape_op(*args, **kwargs):
         result = original(*args, **kwargs)
-        _mark_shape_values(result)
+        given = kwargs.get("input", args[0] if args else None)
+        if all(_of_a_tensor(t) for t in (given if isinstance(given, (list, tuple)) else (given,))):
+            _mark_shape_values(result)
         return result
 
     return shape_op
 
 
-def _slicing_shape_values(original):
-    def strided_slice(*args, **kwargs):
-        result = original(*args, **kwargs)
-        if _is_shape_value(kwargs["input"] if "input" in kwargs else args[0] if args else None):
+def _plain_index(key) -> bool:
+    """Python's own ints, slices of them, ``...`` and ``None``, alone or in a tuple: no value of the device's."""
+    if isinstance(key, tuple):
+        return all(_plain_index(k) for k in key)
+    if isinstance(key, slice):
+        return all(part is None or type(part) is int for part in (key.start, key.stop, key.step))
+    return key is None or key is Ellipsis or type(key) is int
+
+
+def _indexing_shape_values(original):
+    def __getitem__(self, key):
+        result = original(self, key)
+        if _is_shape_value(self) and self.dtype.name == "int32" and _plain_index(key):
             _mark_shape_values(result)
         return result
 
-    return strided_slice
+    return __getitem__
 
 
 def _counted_numpy(original):
@@ -384,6 +405,7 @@ def _counted_next(original):
 def _install(patches: Patches[HostSyncs]) -> None:
     from tensorflow.python.data.ops import iterator_ops
     from tensorflow.python.framework import constant_op, ops
+    from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.ops import array_ops, gen_array_ops, script_ops
 
     patches.replace(ops._EagerTensorBase, "_numpy", _counted_numpy)
@@ -400,7 +422,7 @@ def _install(patches: Patches[HostSyncs]) -> None:
             patches.replace(
                 {"gen_array_ops": gen_array_ops, "array_ops": array_ops}[module], name, _marking_shape_values
             )
-    patches.replace(gen_array_ops, "strided_slice", _slicing_shape_values)
+    patches.replace(tensor_lib.Tensor, "__getitem__", _indexing_shape_values)
 
 
 _patches: Patches[HostSyncs] = Patches(_install)

@@ -62,10 +62,15 @@ def test_reads_of_shapes_sizes_and_ranks_are_not_counted_but_values_made_from_th
         assert [int(s[1]) for s in tf.shape_n([x, x])] == [3, 3]
         assert (int(tf.size(x)), int(tf.rank(x))) == (15, 2)
     assert syncs.count == 0
+    loss = tf.reduce_sum(x) + 3.0
     with host_syncs.counting() as syncs:
         int(tf.shape(x)[0] * 2)  # computed from a shape by another op: a read like any other
-        int(tf.cast(tf.reduce_sum(x), tf.int32))
-    assert syncs.kinds == {"int()": 2}
+        int(tf.cast(loss, tf.int32))
+        # a value of the device's carried through a size or an index: still a read each
+        int(tf.size(tf.compat.v1.SparseTensorValue(tf.zeros([1, 1], tf.int64), [0.0], tf.cast(loss, tf.int64)[None])))
+        int(tf.shape(tf.zeros([4, 5, 6, 7]))[tf.cast(loss, tf.int32)])
+        int(tf.shape(x, out_type=tf.int64)[0])  # an int64 slice may live in device memory
+    assert syncs.kinds == {"int()": 5}
 
 
 def test_restores_everything_even_on_exceptions():
