@@ -405,8 +405,8 @@ def grade_exercise(
                 pending.pop(0)
         except _Stopped as stopped:
             problem = str(stopped)
-            for grade_id in {grade_id: None for _, grade_id, _ in pending}:  # passed in the worker: counts only
-                outcomes[grade_id].error = {  # once checked from here too
+            for grade_id in {grade_id: None for _, grade_id, _ in pending if outcomes[grade_id].passed}:
+                outcomes[grade_id].error = {  # passed in the worker: counts only once checked from here too
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
