@@ -21,9 +21,9 @@
   its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``speed_samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
   results and the calls of the functions among the inputs on request).
-- ``recheck``: ``python -m tfperf recheck SUBMISSION``: a submission's speed checks timed again out of
-  its kernel (the unfixed code, the answer (sandboxed) and the clock in three processes); its timing
-  of one check is what ``outside`` uses.
+- ``recheck``: the speed checks: read from the test cells, timed out of the kernel (the unfixed code, the
+  answer (sandboxed) and the clock in three processes), the speed kind of ``check_kinds``; and
+  ``python -m tfperf recheck SUBMISSION``, a submission's speed checks timed again.
 - ``check_kinds``: the kinds of check the grading process decides itself (prints, bytes, speed), one
   module each, in one table; what a worker reads for them on request.
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
