@@ -633,6 +633,7 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_gs_pass_tensor_to_recorder",
         "jb_gs_honest_chunked_graph",
         "jb_gs_honest_xla_chunk",
+        "jb_gs_honest_report_by_name",
     }
 )
 

@@ -216,4 +216,15 @@ REPORTS_ATTACKED: list[Submission] = [
         },
         {"train_tests": 3, "train_speed_tests": 0},
     ),
+    # honest (ours, 2026-11-30): the reference with its report made by name, `report(step=..., loss=...)`, which the
+    # given report function accepts. The stubs took positional arguments only, and this answer's calls raised
+    # TypeError in the judge and while timed; they are now bound by the check's function's own signature, and the
+    # test cell's own report functions name their arguments as the given one does (they said `s`).
+    Submission(
+        "jb_gs_honest_report_by_name",
+        {
+            "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    for start in range(0, steps, every):\n        loss = train_block(w, xs[start:start + every], ys[start:start + every])\n        report(step=min(start + every, steps) - 1, loss=float(loss))\n    return w.read_value()\n\n\n@tf.function\ndef train_block(w, xs, ys):\n    loss = tf.constant(0.0)\n    for i in tf.range(tf.shape(xs)[0]):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n"
+        },
+        {},
+    ),
 ]
