@@ -1,6 +1,7 @@
 """The reference's checks of one exercise graded outside the kernel, RUNS times: how often does the reference fail?
 
     python tools/measure/outside_speed_checks.py solutions/01_tensors/tensors_and_devices.ipynb row_scores 15
+    python tools/measure/outside_speed_checks.py NOTEBOOK EXERCISE RUNS ANSWER.py   # another answer than the reference
 
 Each run is what nbgrader's ``GradeOutsideKernel`` does for one written exercise: a fresh sandboxed worker
 (``tfperf.autograding.outside.grade_exercise``) runs the instructor's cells, the reference answer and the
@@ -26,6 +27,8 @@ path, answer_id, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 src = nbformat.read(path, 4)
 ex = next(e for e in outside.instructor_exercises(src) if e.answer == answer_id)
 reference = next(c.source for c in src.cells if c.metadata.get("nbgrader", {}).get("grade_id") == answer_id)
+if len(sys.argv) > 4:  # an honest alternative to the reference, graded the same way
+    reference = Path(sys.argv[4]).read_text()
 checks = [c for c in speed_checks(src) if c.grade_id in ex.tests]
 record = Path(tempfile.mkdtemp()) / "record.jsonl"
 failed, started = [], time.monotonic()
@@ -52,6 +55,7 @@ print(
         {
             "notebook": Path(path).name,
             "exercise": answer_id,
+            "answer": sys.argv[4] if len(sys.argv) > 4 else "the reference",
             "runs": runs,
             "failed_runs": len(failed),
             "failures": failed,
