@@ -55,7 +55,7 @@ def bytes_checks(grade_id: str, source: str) -> list[BytesCheck]:
     from tfperf.grading.traffic import assert_moves_fewer_bytes
 
     found = []
-    for node, _ in top_level_calls(source, "assert_moves_fewer_bytes"):
+    for node, _ in top_level_calls(source, assert_moves_fewer_bytes.__name__):
         try:
             given = arguments(node, assert_moves_fewer_bytes)
             function, reference, args = (ast.get_source_segment(source, given[n]) for n in ("fn", "reference", "args"))
@@ -106,13 +106,14 @@ def compare(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str |
     return f"{problem}{reread}" if problem else None
 
 
+#: A cell the judge ran is not decided again here: the judge asked for the bytes itself.
+AFTER_THE_JUDGE = False
+
+
 def specs(grading, grade_id: str, source: str) -> list[BytesCheck]:
     """The bytes checks of a test cell that the grading process decides once the cell passed in the answer's
-    worker: none of a cell the judge ran (it asked for the bytes itself), none where there is no unfixed code's
-    worker to read the reference's bytes in."""
-    if grade_id in grading.in_judge or grading.clean_worker is None:
-        return []
-    return bytes_checks(grade_id, source)
+    worker: none where there is no unfixed code's worker to read the reference's bytes in."""
+    return [] if grading.clean_worker is None else bytes_checks(grade_id, source)
 
 
 def decide(grading, check: BytesCheck, outcome) -> None:

@@ -7,6 +7,8 @@ out of the notebook's reach (:func:`tfperf.autograding.outside.grade_exercise`, 
 
 - ``specs(grading, grade_id, source) -> list``: its checks in a test cell, read from the cell's text, the
   assertion's own defaults for what the call leaves out (:func:`tfperf.autograding.cells.arguments`);
+- ``AFTER_THE_JUDGE``: whether a test cell that the judge ran (:mod:`tfperf.autograding.judge`) still has its checks
+  of this kind decided here;
 - ``decide(grading, check, outcome)``: the decision, made here from data that the workers send on request (never
   a verdict of theirs); a failure goes into ``outcome.error``, what was measured into ``outcome.printed``;
 - where the answer's worker reads something for it: ``read(request, namespace) -> dict``, named in :data:`PROBES`
@@ -65,5 +67,6 @@ class Grading:
             (kind, grade_id, check)
             for kind in KINDS
             for grade_id in passed
+            if kind.AFTER_THE_JUDGE or grade_id not in self.in_judge
             for check in kind.specs(self, grade_id, self.source(grade_id))
         ]

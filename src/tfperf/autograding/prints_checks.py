@@ -158,7 +158,7 @@ def prints_checks(grade_id: str, source: str) -> list[PrintsCheck]:
     from tfperf.grading.printing import assert_prints_at_most
 
     found = []
-    for node, _ in top_level_calls(source, "assert_prints_at_most"):
+    for node, _ in top_level_calls(source, assert_prints_at_most.__name__):
         try:
             given = arguments(node, assert_prints_at_most)
             function, args = (ast.get_source_segment(source, given[name]) for name in ("fn", "args"))
@@ -193,10 +193,14 @@ def too_many(printed: Printed | None, limit: int, calls: int, what: str, section
 # ---------------------------------------------------------------- a check kind (tfperf.autograding.check_kinds)
 
 
+#: A cell the judge ran is not watched again here: the judge read what its calls printed (:mod:`tfperf.autograding.judge`).
+AFTER_THE_JUDGE = False
+
+
 def specs(grading, grade_id: str, source: str) -> list[PrintsCheck]:
     """The prints checks of a test cell that the grading process watches once the cell passed in the answer's
-    worker: none of a cell the judge ran (it read what its calls printed, :mod:`tfperf.autograding.judge`)."""
-    return [] if grade_id in grading.in_judge else prints_checks(grade_id, source)
+    worker."""
+    return prints_checks(grade_id, source)
 
 
 def decide(grading, check: PrintsCheck, outcome) -> None:

@@ -599,6 +599,10 @@ def recheck_one(
 # ---------------------------------------------------------------- a check kind (tfperf.autograding.check_kinds)
 
 
+#: A cell the judge ran is timed here too: the judge checks results only, never a clock (it would time the pipes).
+AFTER_THE_JUDGE = True
+
+
 def specs(grading, grade_id: str, source: str) -> list[SpeedCheck]:
     """The speed checks of a test cell that the grading process times once the cell passed in the answer's
     worker (those of the notebook's :func:`speed_checks` in that cell; none where nothing is timed outside)."""

@@ -34,7 +34,7 @@ def traces_checks(grade_id: str, source: str) -> list[TracesCheck]:
     from tfperf.grading.tracing import assert_traces_at_most
 
     found: dict[str, TracesCheck] = {}
-    for node, _ in top_level_calls(source, "assert_traces_at_most"):
+    for node, _ in top_level_calls(source, assert_traces_at_most.__name__):
         try:
             given = arguments(node, assert_traces_at_most)
         except ValueError:

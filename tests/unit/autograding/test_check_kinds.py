@@ -10,6 +10,7 @@ from tfperf.autograding import check_kinds, outside
 
 def test_every_kind_reads_its_checks_and_decides_them_with_the_same_signatures():
     for kind in check_kinds.KINDS:
+        assert isinstance(kind.AFTER_THE_JUDGE, bool), kind.__name__
         assert list(inspect.signature(kind.specs).parameters) == ["grading", "grade_id", "source"], kind.__name__
         assert list(inspect.signature(kind.decide).parameters) == ["grading", "check", "outcome"], kind.__name__
 
@@ -55,7 +56,7 @@ def test_a_kind_added_to_the_table_is_decided_for_every_passed_cell(monkeypatch)
         if check > 1:
             outcome.error = {"ename": "GradingFailure", "evalue": f"{check} asserts: too many"}
 
-    toy = types.SimpleNamespace(__name__="toy_checks", specs=specs, decide=decide)
+    toy = types.SimpleNamespace(__name__="toy_checks", AFTER_THE_JUDGE=True, specs=specs, decide=decide)
     monkeypatch.setattr(check_kinds, "KINDS", (*check_kinds.KINDS, toy))
     exercise = outside.Exercise(
         answer="answer",
