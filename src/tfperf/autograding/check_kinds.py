@@ -34,7 +34,11 @@ from tfperf.autograding import bytes_checks, prints_checks, recheck, trace_check
 KINDS = (prints_checks, bytes_checks, recheck)
 
 #: What the answer's worker reads on a request ``{"do": name, ...}`` or a judged call's ``probe``: name -> reader.
-PROBES: dict[str, Callable[[dict, dict], dict]] = {"bytes": bytes_checks.read, "traces": trace_checks.read}
+PROBES: dict[str, Callable[[dict, dict], dict]] = {
+    "prints": prints_checks.read,
+    "bytes": bytes_checks.read,
+    "traces": trace_checks.read,
+}
 
 
 @dataclass

@@ -107,27 +107,17 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside: ``call``
     calls the answer's function for the judge on the arguments sent (``arrays()``: the request's arrays), its result
     sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
-    exercise's namespace: ``prints`` calls a function once, its output read by
-    the grading process (:mod:`tfperf.autograding.prints_checks`); a name of
-    :data:`tfperf.autograding.check_kinds.PROBES` (``bytes``, ``traces``) replies with that reading; ``speed`` serves a function's samples (:mod:`tfperf.autograding.speed_samples`)."""
+    exercise's namespace: a name of :data:`tfperf.autograding.check_kinds.PROBES` (``prints``: a function called once,
+    its output read by the grading process; ``bytes``, ``traces``) replies with that reading; ``speed`` serves a
+    function's samples (:mod:`tfperf.autograding.speed_samples`)."""
     from tfperf.autograding.check_kinds import PROBES
-    from tfperf.autograding.prints_checks import witnessed_call
     from tfperf.autograding.speed_samples import serve_samples
-    from tfperf.measure import timing
 
     while True:
         try:
             request = next_request()
         except WorkerStopped:
             return
-        if request.get("do") == "prints":
-            try:
-                function, args = eval(str(request["function"]), namespace), eval(str(request["args"]), namespace)
-                witnessed_call(str(request["witness"]), lambda: timing.settle(function(*args)))
-                report({"ok": True})
-            except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
-                report({"error": _failure(err)})
-            continue
         if request.get("do") == "call":  # for the judge: tfperf.autograding.judge
             from tfperf.autograding.judged_calls import answer_call
 
