@@ -30,9 +30,9 @@ def callback_stub(
             return local(args, keywords)
         from tfperf.measure import host_syncs
 
-        with host_syncs.uncounted():  # what the answer passes is its own to read: the crossing is not
-            description, arrays = pack(tuple(args))
-            named, arrays = pack(dict(keywords), arrays)
+        # a tensor the answer passes is read here, counted as the answer's read: the check's function gets data
+        description, arrays = pack(tuple(args))
+        named, arrays = pack(dict(keywords), arrays)
         header, arrays = ask({"callback": index, "args": description, "keywords": named}, arrays)
         if "called_back" not in header:
             raise CallbackFailed(str(header.get("callback_error", "the check's function failed")))
@@ -67,6 +67,7 @@ def answer_call(
     stub = None if ask is None else (lambda index: callback_stub(index, ask))
     with host_syncs.uncounted():  # the judge's values made tensors here: not the answer's uploads
         args = tuple(unpack(request.get("args"), arrays, stub)) if request.get("args") is not None else ()
+    host_syncs.give(list(args))  # the call's own arguments: reading their shapes is not a sync
     if probe is not None:
         if probe not in (probes or {}):
             raise ValueError(f"no reading called {probe!r} here")

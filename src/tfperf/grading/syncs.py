@@ -24,6 +24,7 @@ def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, secti
             )
         return result, SeenSyncs(seen["host_syncs"])
     with host_syncs.counting() as syncs:
+        host_syncs.give(list(args))  # their shapes came with the call: reading them is not a sync
         result = call(fn, args, who=what, section=section)
         undone = host_syncs.tampered()
     if undone:

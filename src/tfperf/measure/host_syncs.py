@@ -28,11 +28,13 @@ nothing crosses. (Python scalars are not
 counted: they are what every ``x * 0.5`` converts; nor are short flat
 sequences such as shapes.)
 
-A read of a shape, size or rank that TensorFlow computed from an eager tensor or a variable (``int(tf.shape(x)[0])``)
-is not counted: those ops read only the tensor's metadata and keep their output in host memory, on a GPU too, so
-reading it waits for no device work; nor is an element of such an ``int32`` shape taken by plain Python indices
-(``[0]``, ``[1:]``: an ``int32`` slice stays in host memory on a GPU). Anything computed from them by another op, or
-indexed by a tensor, is read like any value.
+A read of a shape, size or rank that TensorFlow computed from a tensor the counted call was given (:func:`give`:
+``int(tf.shape(xs)[0])`` of an argument ``xs``) is not counted: those ops read only the tensor's metadata and keep
+their output in host memory, on a GPU too, and an argument's shape came with the call; nor is an element of such an
+``int32`` shape taken by plain Python indices (``[0]``, ``[1:]``: an ``int32`` slice stays in host memory on a GPU).
+The shape of a tensor made inside the call is counted like any value: it can carry one (``tf.zeros([0, n])`` with
+``n`` computed on the device, whose making waits for it). Anything computed from a shape by another op, or indexed
+by a tensor, is read like any value.
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
@@ -255,18 +257,36 @@ def _mark_shape_values(result) -> None:
             _shape_values[key] = weakref.ref(tensor, lambda _, key=key: _shape_values.pop(key, None))
 
 
-def _of_a_tensor(value) -> bool:
-    """An eager tensor or a variable of TensorFlow's own (a sparse value's ``dense_shape`` is data anyone can set)."""
+_given: dict[int, weakref.ref] = {}  # id -> a tensor or variable a counted call was given (:func:`give`)
+
+
+def give(values) -> None:
+    """Mark the eager tensors and variables among ``values`` (nested in lists, tuples and dicts) as a counted call's
+    own arguments: reads of their shapes, sizes and ranks are not counted (their metadata came with the call)."""
+    if "tensorflow" not in sys.modules:  # no tensor without it: nothing to mark, and nothing to import
+        return
     from tensorflow.python.ops import resource_variable_ops
 
-    return hasattr(value, "_numpy_internal") or isinstance(value, resource_variable_ops.BaseResourceVariable)
+    if isinstance(values, dict):
+        values = list(values.values())
+    for value in values if isinstance(values, (list, tuple)) else (values,):
+        if isinstance(value, (list, tuple, dict)):
+            give(value)
+        elif hasattr(value, "_numpy_internal") or isinstance(value, resource_variable_ops.BaseResourceVariable):
+            key = id(value)
+            _given[key] = weakref.ref(value, lambda _, key=key: _given.pop(key, None))
+
+
+def _was_given(value) -> bool:
+    ref = _given.get(id(value))
+    return ref is not None and ref() is value
 
 
 def _marking_shape_values(original):
     def shape_op(*args, **kwargs):
         result = original(*args, **kwargs)
         given = kwargs.get("input", args[0] if args else None)
-        if all(_of_a_tensor(t) for t in (given if isinstance(given, (list, tuple)) else (given,))):
+        if all(_was_given(t) for t in (given if isinstance(given, (list, tuple)) else (given,))):
             _mark_shape_values(result)
         return result
 

@@ -302,3 +302,27 @@ def test_memory_set_aside_by_the_answer_cell_counts_against_it():
     ballast = graded(BALLAST, MEMORY_TEST, names=("train",), restricted=True)
     assert "more than before the answer cell ran; at most 100 MB expected" in ballast.error["evalue"], ballast.error
     assert graded(FLAT, MEMORY_TEST, names=("train",), restricted=True).passed
+
+
+def test_a_tensor_the_answer_passes_to_a_checks_function_is_counted_as_its_read():
+    """The stub reads a tensor it is passed to send it as data: a read the answer made (a report of every step's
+    tensor, even one the check's function then refuses, is a sync every step); numbers cost none."""
+    import tensorflow as tf
+
+    from tfperf.autograding import judged_calls
+    from tfperf.grading.remote import pack
+    from tfperf.measure import host_syncs
+
+    sent = []
+
+    def ask(message, arrays):
+        sent.append(message)
+        return {"called_back": pack(None)[0]}, []
+
+    stub = judged_calls.callback_stub(0, ask)
+    with host_syncs.counting() as syncs:
+        stub(3, tf.constant(0.5))
+        stub(step=4, loss=tf.constant(0.25))
+        stub(5, loss=0.125)
+    assert syncs.count == 2
+    assert [m["callback"] for m in sent] == [0, 0, 0] and all("keywords" in m for m in sent)

@@ -54,23 +54,27 @@ def test_device_work_without_reads_is_not_counted():
     assert syncs.describe() == "no host reads"
 
 
-def test_reads_of_shapes_sizes_and_ranks_are_not_counted_but_values_made_from_them_are():
-    x = tf.zeros([5, 3])
+def test_reads_of_a_given_tensors_shape_size_and_rank_are_not_counted_but_values_made_from_them_are():
+    x, w = tf.zeros([5, 3]), tf.Variable(tf.zeros([2]))
     with host_syncs.counting() as syncs:
+        host_syncs.give([x, {"w": w}])  # the counted call's own arguments
         assert int(tf.shape(x)[0]) == 5  # Shape reads only metadata, into host memory: no device work to wait for
         assert list(np.asarray(tf.shape(x))) == [5, 3]
         assert [int(s[1]) for s in tf.shape_n([x, x])] == [3, 3]
-        assert (int(tf.size(x)), int(tf.rank(x))) == (15, 2)
+        assert (int(tf.size(x)), int(tf.rank(x)), int(tf.shape(w)[0])) == (15, 2, 2)
     assert syncs.count == 0
     loss = tf.reduce_sum(x) + 3.0
     with host_syncs.counting() as syncs:
+        host_syncs.give([x])
         int(tf.shape(x)[0] * 2)  # computed from a shape by another op: a read like any other
         int(tf.cast(loss, tf.int32))
-        # a value of the device's carried through a size or an index: still a read each
+        # a value of the device's carried through a size, an index or a shape made in the call: still a read each
         int(tf.size(tf.compat.v1.SparseTensorValue(tf.zeros([1, 1], tf.int64), [0.0], tf.cast(loss, tf.int64)[None])))
         int(tf.shape(tf.zeros([4, 5, 6, 7]))[tf.cast(loss, tf.int32)])
-        int(tf.shape(x, out_type=tf.int64)[0])  # an int64 slice may live in device memory
-    assert syncs.kinds == {"int()": 5}
+        int(tf.shape(tf.zeros(tf.stack([0, tf.cast(loss, tf.int32)])))[1])
+        int(tf.size(tf.where(tf.range(10) < tf.cast(loss, tf.int32))))
+        int(tf.shape(x, out_type=tf.int64)[0])  # an int64 slice may live in device memory on a GPU
+    assert syncs.kinds == {"int()": 7}
 
 
 def test_restores_everything_even_on_exceptions():
