@@ -29,8 +29,9 @@ counted: they are what every ``x * 0.5`` converts; nor are short flat
 sequences such as shapes.)
 
 A read of a shape, size or rank that TensorFlow computed from a tensor the counted call was given (:func:`give`:
-``int(tf.shape(xs)[0])`` of an argument ``xs``) is not counted: those ops read only the tensor's metadata and keep
-their output in host memory, on a GPU too, and an argument's shape came with the call; nor is an element of such an
+``int(tf.shape(xs)[0])`` of an argument ``xs``, or of ``xs[0]``, a part of it taken by Python's indices) is not
+counted: those ops read only the tensor's metadata and keep their output in host memory, on a GPU too, and an
+argument's shape came with the call; nor is an element of such an
 ``int32`` shape taken by plain Python indices (``[0]``, ``[1:]``: an ``int32`` slice stays in host memory on a GPU).
 The shape of a tensor made inside the call is counted like any value: it can carry one (``tf.zeros([0, n])`` with
 ``n`` computed on the device, whose making waits for it). Anything computed from a shape by another op, or indexed
@@ -305,8 +306,11 @@ def _plain_index(key) -> bool:
 def _indexing_shape_values(original):
     def __getitem__(self, key):
         result = original(self, key)
-        if _is_shape_value(self) and self.dtype.name == "int32" and _plain_index(key):
-            _mark_shape_values(result)
+        if (_was_given(self) or _is_shape_value(self)) and _plain_index(key):
+            if _was_given(self):  # a part of an argument, by Python's indices: its shape came with the call too
+                give(result)
+            if _is_shape_value(self) and self.dtype.name == "int32":
+                _mark_shape_values(result)
         return result
 
     return __getitem__

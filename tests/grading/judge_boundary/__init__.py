@@ -634,9 +634,14 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_gs_honest_chunked_graph",
         "jb_gs_honest_xla_chunk",
         "jb_gs_honest_report_by_name",
+        "jb_sh_shape_empty_carrier",
+        "jb_sh_kw_extra_keyword_probe",
+        "jb_sh_honest_size_steps_starstar",
+        "jb_sh_eager_static_shape",
     }
 )
 
 from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa: E402
 
-CASES["05_gpu_sync"] += REPORTS_ATTACKED
+CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED

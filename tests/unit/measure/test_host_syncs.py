@@ -62,6 +62,7 @@ def test_reads_of_a_given_tensors_shape_size_and_rank_are_not_counted_but_values
         assert list(np.asarray(tf.shape(x))) == [5, 3]
         assert [int(s[1]) for s in tf.shape_n([x, x])] == [3, 3]
         assert (int(tf.size(x)), int(tf.rank(x)), int(tf.shape(w)[0])) == (15, 2, 2)
+        assert (int(tf.size(x[0])), int(tf.shape(x[1:, :2])[1])) == (3, 2)  # parts of it, by Python's indices
     assert syncs.count == 0
     loss = tf.reduce_sum(x) + 3.0
     with host_syncs.counting() as syncs:
@@ -74,7 +75,8 @@ def test_reads_of_a_given_tensors_shape_size_and_rank_are_not_counted_but_values
         int(tf.shape(tf.zeros(tf.stack([0, tf.cast(loss, tf.int32)])))[1])
         int(tf.size(tf.where(tf.range(10) < tf.cast(loss, tf.int32))))
         int(tf.shape(x, out_type=tf.int64)[0])  # an int64 slice may live in device memory on a GPU
-    assert syncs.kinds == {"int()": 7}
+        int(tf.size(x[tf.cast(loss, tf.int32) - 3 :]))  # a part taken by an index computed on the device
+    assert syncs.kinds == {"int()": 8}
 
 
 def test_restores_everything_even_on_exceptions():
