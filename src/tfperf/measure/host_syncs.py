@@ -243,22 +243,33 @@ def _is_host_data(value) -> bool:
     return False
 
 
-_shape_values: dict[int, weakref.ref] = {}  # id -> the tensor that holds a shape, size or rank (not counted)
+class _Marked:
+    """Tensors marked without keeping them alive (tensors are unhashable: kept by ``id``, checked by identity)."""
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref] = {}
+
+    def add(self, value) -> None:
+        key = id(value)
+        self._refs[key] = weakref.ref(value, lambda _, key=key: self._refs.pop(key, None))
+
+    def __contains__(self, value) -> bool:
+        ref = self._refs.get(id(value))
+        return ref is not None and ref() is value
+
+
+_shape_values = _Marked()  # the eager tensors that hold a shape, size or rank of a given tensor (not counted)
+_given = _Marked()  # the tensors and variables a counted call was given (:func:`give`)
 
 
 def _is_shape_value(tensor) -> bool:
-    ref = _shape_values.get(id(tensor))
-    return ref is not None and ref() is tensor
+    return tensor in _shape_values
 
 
 def _mark_shape_values(result) -> None:
     for tensor in result if isinstance(result, (list, tuple)) else (result,):
         if hasattr(tensor, "_numpy_internal"):  # eager: a graph's tensors are never read here
-            key = id(tensor)
-            _shape_values[key] = weakref.ref(tensor, lambda _, key=key: _shape_values.pop(key, None))
-
-
-_given: dict[int, weakref.ref] = {}  # id -> a tensor or variable a counted call was given (:func:`give`)
+            _shape_values.add(tensor)
 
 
 def give(values) -> None:
@@ -274,20 +285,14 @@ def give(values) -> None:
         if isinstance(value, (list, tuple, dict)):
             give(value)
         elif hasattr(value, "_numpy_internal") or isinstance(value, resource_variable_ops.BaseResourceVariable):
-            key = id(value)
-            _given[key] = weakref.ref(value, lambda _, key=key: _given.pop(key, None))
-
-
-def _was_given(value) -> bool:
-    ref = _given.get(id(value))
-    return ref is not None and ref() is value
+            _given.add(value)
 
 
 def _marking_shape_values(original):
     def shape_op(*args, **kwargs):
         result = original(*args, **kwargs)
         given = kwargs.get("input", args[0] if args else None)
-        if all(_was_given(t) for t in (given if isinstance(given, (list, tuple)) else (given,))):
+        if all(t in _given for t in (given if isinstance(given, (list, tuple)) else (given,))):
             _mark_shape_values(result)
         return result
 
@@ -306,9 +311,9 @@ def _plain_index(key) -> bool:
 def _indexing_shape_values(original):
     def __getitem__(self, key):
         result = original(self, key)
-        if (_was_given(self) or _is_shape_value(self)) and _plain_index(key):
-            if _was_given(self):  # a part of an argument, by Python's indices: its shape came with the call too
-                give(result)
+        if _plain_index(key):
+            if self in _given:  # a part of an argument, by Python's indices: its shape came with the call too
+                _given.add(result)
             if _is_shape_value(self) and self.dtype.name == "int32":
                 _mark_shape_values(result)
         return result
