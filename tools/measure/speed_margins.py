@@ -4,7 +4,8 @@
 
 For every ``grading.assert_speedup`` call in the visible test cells of the chosen solution
 notebooks, runs the notebook's other code cells (at the ``TFPERF_SIZE=ci`` size), then times the reference against the unfixed code ROUNDS times exactly as the check does
-(``timing.compare_fresh``: 7 interleaved pairs, new inputs for every timed call) and prints,
+(``speed_trial.trial`` on two sides in this process, every pair taken: 7 interleaved pairs, new inputs for every
+timed call) and prints,
 per exercise: the target, the per-pair ratios' quantiles, how many pairs fell below the
 target, and an upper bound on the check's false-rejection rate. The check fails at once when
 the median of its 7 pairs is below the square root of the target (at least 4 pairs below it:
@@ -39,8 +40,8 @@ def _speed_calls(source: str) -> list[ast.Call]:
 
 
 def measure(notebook: Path, rounds: int) -> None:
-    from tfperf.grading import targets
-    from tfperf.measure import timing
+    from tfperf.grading import speed_trial, targets
+    from tfperf.grading.speed import recording
     from tfperf.runtime import logs
 
     nb = nbformat.read(notebook, as_version=4)
@@ -72,9 +73,17 @@ def measure(notebook: Path, rounds: int) -> None:
             target = targets.target_for(exercise)
             ratios, medians = [], []
             for _ in range(rounds):
-                comparison = timing.compare_fresh(candidate, baseline, make_inputs)
-                ratios += comparison.ratios
-                medians.append(comparison.median)
+                draws = speed_trial.Draws(make_inputs)
+                verdict = speed_trial.trial(
+                    speed_trial.LocalSide(baseline, draws, who="The unfixed code", record=recording),
+                    speed_trial.LocalSide(candidate, draws, who="The reference", record=recording),
+                    exercise=exercise,
+                    target=target,
+                    close=speed_trial.Closeness(rtol=1e-5, atol=1e-6),
+                    every_pair=True,
+                )
+                ratios += verdict.ratios[:7]  # the first round's pairs (a closer look adds more)
+                medians.append(statistics.median(verdict.ratios[:7]))
             below = sum(r < target for r in ratios)
             below_root = sum(r < target**0.5 for r in ratios)
             p = below / len(ratios) if below else 3 / len(ratios)

@@ -22,22 +22,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-
-def leaves(value: Any) -> list:
-    """A settled result (:func:`tfperf.measure.timing.settle`) as a flat list of NumPy arrays (tensors, arrays,
-    numbers; nested lists and tuples). Read after the clock, so only NumPy's or TensorFlow's own conversion runs: a
-    result that could not be made concrete inside the clock raises here, and the check fails."""
-    import numpy as np
-
-    from tfperf.measure import timing
-
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in leaves(item)]
-    if isinstance(value, timing.Unsettled):
-        raise TypeError(f"the result is {value!r}")
-    if timing.is_computed(value) and hasattr(value, "numpy"):
-        value = value.numpy()
-    return [np.asarray(value)]
+from tfperf.grading.speed_trial import leaves
 
 
 @contextlib.contextmanager

@@ -24,6 +24,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen, and a fixed script diagnosed (chapter 8).
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
 - ``replicated``: a training run made correct under ``MirroredStrategy`` (chapter 7).
+- ``speed_trial``: the one speed trial: two sides timed as interleaved pairs on new inputs, every result compared
+  (the kernel's visible check and the grading process both run it).
 - ``speed``: speedups and steady epochs.
 - ``memory``: a training run whose memory stays flat over its epochs, read from outside the objects holding it.
 - ``syncs``: host reads and uploads.

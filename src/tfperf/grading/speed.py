@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tfperf.grading import guard, targets
+from tfperf.grading import guard, speed_trial, targets
 from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
@@ -128,17 +128,17 @@ def assert_steady_epochs(
     return result
 
 
-def _record(exercise: str, device_class: str, target: float, comparison: timing.Comparison) -> None:
+def _record(exercise: str, device_class: str, verdict: speed_trial.Verdict) -> None:
     path = os.environ.get(RECORD_ENV_VAR)
     if not path:
         return
     row = {
         "exercise": exercise,
         "device_class": device_class,
-        "target": target,
-        "ratios": list(comparison.ratios),
-        "candidate_s": comparison.candidate.median,
-        "baseline_s": comparison.baseline.median,
+        "target": verdict.target,
+        "ratios": list(verdict.ratios),
+        "candidate_s": verdict.seconds.get("answer"),
+        "baseline_s": verdict.seconds.get("baseline"),
     }
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
@@ -186,58 +186,44 @@ def calls_due(calls_back: Callable[..., list] | None, unfixed_calls: list, args:
     return list(unfixed_calls) if calls_back is None else list(calls_back(unfixed_calls, *args))
 
 
-def _witness_checks(
-    comparison: timing.FreshComparison, baseline: Callable[..., Any], *, rtol: float, atol: float, section: str | None
-) -> None:
-    """Recompute the unfixed result of each kept timed call and compare."""
-    for i, w in enumerate(comparison.witnesses):
-        expected = call(baseline, w.args, who="The unfixed code", section=section)
-        check_same_result(
-            w.result,
-            expected,
-            what=f"Your function's result in timed call (sample {i + 1})",
-            rtol=rtol,
-            atol=atol,
-            section=section,
-        )
-
-
-def _timed(
+def _trial(
     candidate: Callable[..., Any],
     baseline: Callable[..., Any],
     make_inputs: Callable[[], Sequence[Any]],
+    *,
+    exercise: str,
+    target: float,
     pairs: int,
-    min_time: float,
     rtol: float,
     atol: float,
-    section: str | None,
-    settled,
-) -> timing.FreshComparison:
-    """Interleaved pairs on new inputs (both sides already called: no warm-up), with nothing else running and the
-    kernel checked between pairs, until ``settled`` (:func:`tfperf.measure.timing.settled_at`); then the results of
-    the calls kept for checking are compared with the unfixed code's."""
+    calls_back: Callable[..., list] | None,
+) -> speed_trial.Verdict:
+    """The course's one speed trial (:func:`tfperf.grading.speed_trial.trial`) in this process: interleaved pairs
+    on new inputs, both sides' results compared, the kernel checked between pairs and nothing else running."""
+    draws = speed_trial.Draws(make_inputs)
+    quiet = logs.captured_stderr
+    answer = speed_trial.LocalSide(candidate, draws, who="Your function", record=recording, quiet=quiet)
+    unfixed = speed_trial.LocalSide(
+        baseline,
+        draws,
+        who="The unfixed code",
+        record=recording,
+        due=lambda calls, args: calls_due(calls_back, calls, args),
+        quiet=quiet,
+    )
     guard.assert_nothing_competes("The speed check")
-    try:
-        with logs.captured_stderr():
-            comparison = timing.compare_fresh(
-                candidate,
-                baseline,
-                make_inputs,
-                pairs=pairs,
-                warmup=0,
-                min_time=min_time,
-                progress=lambda done, total: guard.verify("The speed check"),
-                settled=settled,
-            )
-    except GradingFailure:
-        raise
-    except Exception as err:
-        raise GradingFailure(
-            f"Your function raised {type(err).__name__} while being timed: {err}{reread(section)}"
-        ) from err
+    verdict = speed_trial.trial(
+        unfixed,
+        answer,
+        exercise=exercise,
+        target=target,
+        close=speed_trial.Closeness(rtol, atol),
+        pairs=pairs,
+        every_pair=os.environ.get(ALL_PAIRS_ENV_VAR) == "1",
+        between_pairs=lambda: guard.verify("The speed check"),
+    )
     guard.assert_nothing_competes("The speed check")
-    _witness_checks(comparison, baseline, rtol=rtol, atol=atol, section=section)
-    return comparison
+    return verdict
 
 
 @guard.checked
@@ -251,7 +237,6 @@ def assert_speedup(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     pairs: int = 7,
-    min_time: float = 0.05,
     target: float | None = None,
     hint: str | None = None,
     calls_back: Callable[..., list] | None = None,
@@ -259,11 +244,12 @@ def assert_speedup(
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
     ``make_inputs()`` returns the positional arguments of both functions; its content must
-    differ on every call (an unseeded random generator). Every timed call of either side gets
-    new inputs, made before the clock starts, so an answer that remembers earlier results
-    gains nothing; one timed call of the candidate per sample is checked against the unfixed
-    code afterwards, as are two untimed calls. Costs paid once whatever the content (tracing
-    for a shape) stay allowed. A median between the square root of the target and the target
+    differ on every call (an unseeded random generator). Two untimed calls are compared with the unfixed code's
+    first; then the course's speed trial (:func:`tfperf.grading.speed_trial.trial`, the one the grading process runs
+    on its workers) times both as interleaved pairs, every timed call on new inputs made before the clock starts
+    (an answer that remembers earlier results gains nothing; costs paid once whatever the content, tracing for a
+    shape, stay allowed), and after each pair one of the candidate's calls, drawn at random, is compared with the
+    unfixed code's result on the same inputs. A median between the square root of the target and the target
     is not judged on ``pairs`` pairs alone: twice as many more are taken, and the median of
     all decides (fewer honest answers rejected by a noisy moment, no wrong answer let through). The pairs stop
     once those to come could not change the verdict (every pair where ``$TFPERF_ALL_PAIRS`` is 1, as ``tfperf
@@ -273,8 +259,7 @@ def assert_speedup(
 
     Where the inputs hold functions (a report function), the candidate must call them as the unfixed code does
     on the same inputs, or as ``calls_back(unfixed_calls, *inputs)`` says (each call a list of its arguments'
-    numbers): compared on the untimed calls here, and on every timed call compared when the grading process
-    times the check (:mod:`tfperf.autograding.recheck`), where the functions passed are of one kind, timed or not.
+    numbers): compared on the untimed calls and on every timed call compared.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
@@ -304,36 +289,29 @@ def assert_speedup(
         print("Same results as the unfixed code; the grading process times the speed next, out of this process.")
         return
 
-    planned = pairs
-    every_pair = os.environ.get(ALL_PAIRS_ENV_VAR) == "1"
-    settled = None if every_pair else timing.settled_at(target, pairs)
-    comparison = _timed(candidate, baseline, make_inputs, pairs, min_time, rtol, atol, section, settled)
-    if timing.needs_a_closer_look(comparison.median, target):
-        # Close to the target: more evidence rather than a verdict on seven pairs. An answer that
-        # really reaches the target gets there with more pairs; one that does not stays below.
-        planned = 3 * pairs
-        settled = None if every_pair else timing.settled_at(target, planned, comparison.ratios, closer_look=False)
-        more = _timed(candidate, baseline, make_inputs, 2 * pairs, min_time, rtol, atol, section, settled)
-        comparison = timing.FreshComparison(
-            comparison.ratios + more.ratios,
-            timing.Timing(comparison.candidate.samples + more.candidate.samples, more.candidate.calls_per_sample),
-            timing.Timing(comparison.baseline.samples + more.baseline.samples, more.baseline.calls_per_sample),
-            comparison.witnesses + more.witnesses,
-        )
-
-    _record(exercise, device_class, target, comparison)
+    verdict = _trial(
+        candidate,
+        baseline,
+        make_inputs,
+        exercise=exercise,
+        target=target,
+        pairs=pairs,
+        rtol=rtol,
+        atol=atol,
+        calls_back=calls_back,
+    )
+    if verdict.problem:
+        raise GradingFailure(f"The speed check stopped at a timed call: {verdict.problem}.{reread(section)}")
+    _record(exercise, device_class, verdict)
     measured = (
         ""
         if targets.is_measured(exercise, device_class)
         else (f" (this target for a {device_class.upper()} was reasoned, not measured)")
     )
-    early = timing.settled_early(len(comparison.ratios), planned)
-    if comparison.median < target:
+    if not verdict.passed:
         advice = f" {hint}" if hint else ""
         raise GradingFailure(
-            f"Same results as the unfixed code, but not fast enough: measured {comparison.describe()}{early}; "
+            f"Same results as the unfixed code, but not fast enough: measured {verdict.measured}; "
             f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}"
         )
-    print(
-        f"Passed: same results, {comparison.describe()}{early}; target {target:.2f}x on {device_class.upper()}{measured}."
-    )
+    print(f"Passed: same results, {verdict.measured}; target {target:.2f}x on {device_class.upper()}{measured}.")

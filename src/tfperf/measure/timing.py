@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +21,6 @@ from tfperf.runtime import device, logs
 # change what we read.
 _clock = time.perf_counter
 _cpu_clock = time.process_time
-_pick = random.SystemRandom()  # which timed call's result is kept for checking: not predictable
 # TensorFlow's in-graph clock (``tf.timestamp``) counts seconds since the Unix epoch;
 # this offset puts its readings on the course's clock.
 _EPOCH_OFFSET = time.time() - _clock()
@@ -189,32 +187,15 @@ def compare(
     return Comparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b))
 
 
-@dataclass(frozen=True)
-class Witness:
-    """One timed call of the candidate, kept to be checked: a copy of its arguments, taken before
-    the call, and what it returned."""
-
-    args: tuple
-    result: Any
-
-
-@dataclass(frozen=True)
-class FreshComparison(Comparison):
-    """A :class:`Comparison` in which every timed call got new inputs; ``witnesses`` holds one
-    randomly chosen candidate call per sample."""
-
-    witnesses: tuple[Witness, ...] = ()
-
-
-def _copy_arrays(value: Any) -> Any:
+def copy_arrays(value: Any) -> Any:
     """``value`` with its NumPy arrays copied (the call under test could change them in place);
     tensors are immutable, and other objects (models, callables) are kept as they are."""
     if isinstance(value, tuple):
-        return tuple(_copy_arrays(v) for v in value)
+        return tuple(copy_arrays(v) for v in value)
     if isinstance(value, list):
-        return [_copy_arrays(v) for v in value]
+        return [copy_arrays(v) for v in value]
     if isinstance(value, dict):
-        return {k: _copy_arrays(v) for k, v in value.items()}
+        return {k: copy_arrays(v) for k, v in value.items()}
     return value.copy() if type(value).__module__ == "numpy" and hasattr(value, "copy") else value
 
 
@@ -315,37 +296,6 @@ _numpy_types()  # bound now, at import
 _tensorflow_types()  # bound now where TensorFlow is imported already
 
 
-def _fresh_sample(
-    fn: Callable[..., Any], make_inputs: Callable[[], Any], calls: int, sync: Callable[[], None], keep: bool
-) -> tuple[float, Witness | None]:
-    """Seconds per call over ``calls`` calls, each on new inputs made before the clock starts."""
-    args = [tuple(make_inputs()) for _ in range(calls)]
-    k = _pick.randrange(calls) if keep else -1
-    kept = _copy_arrays(args[k]) if keep else None
-    result = None
-    sync()
-    start = _clock()
-    for i, a in enumerate(args):
-        r = settle(fn(*a))
-        if i == k:
-            result = r
-    sync()
-    elapsed = _clock() - start
-    return elapsed / calls, (Witness(kept, result) if keep else None)
-
-
-def _fresh_calls_for(
-    fn: Callable[..., Any], make_inputs: Callable[[], Any], min_time: float, sync: Callable[[], None], max_calls: int
-) -> int:
-    calls = 1
-    while True:
-        per_call, _ = _fresh_sample(fn, make_inputs, calls, sync, keep=False)
-        if per_call * calls >= min_time or calls >= max_calls:
-            return calls
-        wanted = int(min_time * 1.2 / max(per_call, 1e-9)) + 1
-        calls = min(max(wanted, calls + 1), calls * 10, max_calls)
-
-
 def median_side(values: Sequence[float], planned: int, threshold: float) -> bool | None:
     """Which side of ``threshold`` the median of ``planned`` values falls on, known from the first ones
     (``values``): True (at or above), False (below), or None while the values still to come could put it on
@@ -370,7 +320,7 @@ def _closer_look_floor(target: float) -> float:
 
 
 def settled_at(target: float, planned: int, earlier: Sequence[float] = (), *, closer_look: bool = True):
-    """A ``settled`` rule (:func:`compare_fresh`) for the verdict "the median of ``planned`` ratios, ``earlier``
+    """A ``settled`` rule (:func:`tfperf.grading.speed_trial.trial`) for the verdict "the median of ``planned`` ratios, ``earlier``
     ones included, is at least ``target``": true once the ratios to come can no longer change it. With
     ``closer_look``, a median below the target but not below its square root (which earns more pairs) is not a
     verdict: it is settled below the smaller of the two only."""
@@ -388,51 +338,3 @@ def settled_early(taken: int, planned: int) -> str:
     if taken >= planned:
         return ""
     return f" (settled after {taken} of {planned} pairs: the other {planned - taken} could not change the verdict)"
-
-
-def compare_fresh(
-    candidate: Callable[..., Any],
-    baseline: Callable[..., Any],
-    make_inputs: Callable[[], Any],
-    *,
-    pairs: int = 7,
-    warmup: int = 1,
-    min_time: float = 0.05,
-    max_calls: int = 200,
-    sync: Callable[[], None] = _sync_default,
-    progress: Progress | None = None,
-    settled: Callable[[Sequence[float]], bool] | None = None,
-) -> FreshComparison:
-    """Like :func:`compare`, but every timed call of either side gets new arguments from ``make_inputs()``,
-    made before the clock starts: an answer cannot reuse what it computed for earlier calls.
-
-    One randomly chosen candidate call per sample is kept (``witnesses``) so that the caller can
-    check its result. ``max_calls`` bounds how many inputs one sample holds at once. ``settled``: given the
-    ratios so far, whether the caller's verdict on them can no longer change (:func:`median_side`); the
-    pairs stop there.
-    """
-    if pairs < 1:
-        raise ValueError("pairs must be at least 1")
-    for _ in range(warmup):
-        candidate(*make_inputs())
-        baseline(*make_inputs())
-    sync()
-    calls_c = _fresh_calls_for(candidate, make_inputs, min_time, sync, max_calls)
-    calls_b = _fresh_calls_for(baseline, make_inputs, min_time, sync, max_calls)
-    cand, base, ratios, witnesses = [], [], [], []
-    for i in range(pairs):
-        if i % 2 == 0:
-            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
-            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
-        else:
-            b, _ = _fresh_sample(baseline, make_inputs, calls_b, sync, keep=False)
-            c, w = _fresh_sample(candidate, make_inputs, calls_c, sync, keep=True)
-        cand.append(c)
-        base.append(b)
-        witnesses.append(w)
-        ratios.append(b / max(c, 1e-12))
-        if progress:
-            progress(i + 1, pairs)
-        if settled is not None and settled(ratios):
-            break
-    return FreshComparison(tuple(ratios), Timing(tuple(cand), calls_c), Timing(tuple(base), calls_b), tuple(witnesses))

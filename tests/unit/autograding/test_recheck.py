@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 from tfperf.autograding import recheck
+from tfperf.grading import speed_trial
 
 SOURCE = REPO / "solutions" / "01_tensors" / "tensors_and_devices.ipynb"
 STUDENT = REPO / "notebooks" / "01_tensors" / "tensors_and_devices.ipynb"
@@ -74,9 +75,9 @@ def test_a_submission_without_an_answer_cell_is_not_runnable():
 
 def test_a_result_that_differs_is_named():
     check = recheck.SpeedCheck("g", "e", "c", "b", "m", "")
-    assert recheck._compare([np.ones(3)], [np.ones(3)], check) is None
-    assert "differs" in recheck._compare([np.ones(3)], [np.zeros(3)], check)
-    assert "shape" in recheck._compare([np.ones(3)], [np.ones(4)], check)
+    assert speed_trial._compare([np.ones(3)], [np.ones(3)], check) is None
+    assert "differs" in speed_trial._compare([np.ones(3)], [np.zeros(3)], check)
+    assert "shape" in speed_trial._compare([np.ones(3)], [np.ones(4)], check)
 
 
 @pytest.mark.slow
@@ -257,7 +258,7 @@ def test_a_sample_size_is_tried_on_inputs_made_together_not_guessed_from_one_cal
     """One instant call alone asked for a thousand calls a sample (a thousand inputs made each sample: 110 s for one
     failing check of chapter 1); among 4 made together a call takes 20 ms, so 3 calls make the sample's 50 ms."""
     worker = _MemoByIdWorker()
-    assert recheck._sample_size(worker, iter(range(100)), alone=0.0) == 3
+    assert speed_trial._sample_size(worker, iter(range(100)), alone=0.0) == 3
     assert worker.prepares == [4]
 
 
@@ -274,7 +275,7 @@ def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_s
                 time.sleep(0.005 * count)
 
     worker = Steady()
-    assert 9 <= recheck._sample_size(worker, iter(range(100)), alone=0.005) <= 11
+    assert 9 <= speed_trial._sample_size(worker, iter(range(100)), alone=0.005) <= 11
     assert worker.prepares == [4]
 
 

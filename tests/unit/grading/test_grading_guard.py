@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tfperf import grading
-from tfperf.grading import GradingFailure, guard, targets
+from tfperf.grading import GradingFailure, guard, speed_trial, targets
 from tfperf.measure import timing
 
 tf = pytest.importorskip("tensorflow")
@@ -42,8 +42,8 @@ def test_an_untouched_kernel_grades_even_after_keras_tf_data_and_tf_functions():
 @pytest.mark.parametrize(
     "tamper, undo",
     [
-        (lambda: vars(timing).__setitem__("compare_fresh", lambda *a, **k: None), None),
-        (lambda: vars(grading.speed).__setitem__("_witness_checks", lambda *a, **k: None), None),
+        (lambda: vars(timing).__setitem__("settled_at", lambda *a, **k: None), None),
+        (lambda: vars(speed_trial).__setitem__("_compare", lambda *a, **k: None), None),
         (lambda: vars(targets).__setitem__("target_for", lambda *a, **k: 0.0), None),
         (lambda: setattr(np, "allclose", lambda *a, **k: True), None),
         (lambda: tf.config.run_functions_eagerly(True), lambda: tf.config.run_functions_eagerly(False)),
@@ -54,8 +54,8 @@ def test_a_changed_library_tensorflow_numpy_or_setting_stops_the_check(tamper, u
     originals = {
         name: getattr(module, name)
         for module, name in [
-            (timing, "compare_fresh"),
-            (grading.speed, "_witness_checks"),
+            (timing, "settled_at"),
+            (speed_trial, "_compare"),
             (targets, "target_for"),
             (np, "allclose"),
         ]
@@ -68,7 +68,7 @@ def test_a_changed_library_tensorflow_numpy_or_setting_stops_the_check(tamper, u
             _check()
     finally:
         for (module, name), value in zip(
-            [(timing, "compare_fresh"), (grading.speed, "_witness_checks"), (targets, "target_for"), (np, "allclose")],
+            [(timing, "settled_at"), (speed_trial, "_compare"), (targets, "target_for"), (np, "allclose")],
             originals.values(),
         ):
             vars(module)[name] = value
@@ -80,7 +80,7 @@ def test_course_modules_refuse_assignment_once_armed():
     with pytest.raises(AttributeError, match="part of the course's grading"):
         grading.assert_speedup = lambda *a, **k: None
     with pytest.raises(AttributeError, match="part of the course's grading"):
-        del timing.compare_fresh
+        del timing.settled_at
 
 
 def test_a_target_file_changed_after_the_setup_cell_stops_the_check(monkeypatch, tmp_path):
@@ -199,7 +199,6 @@ def test_a_thread_left_running_by_the_answer_stops_the_speed_check():
                 make_inputs=lambda: (np.random.default_rng().random(3),),
                 target=1.0,
                 pairs=1,
-                min_time=0.001,
             )
     finally:
         stop.set()
@@ -227,7 +226,6 @@ def test_patching_during_the_timing_is_noticed_between_pairs():
                 make_inputs=lambda: (tf.constant(np.random.default_rng().random(3)),),
                 target=0.0,
                 pairs=3,
-                min_time=0.001,
             )
     finally:
         time.sleep = real_sleep

@@ -133,7 +133,7 @@ def test_speedup_with_varied_inputs_times_fresh_inputs():
         return (tf.constant(float(len(made))),)
 
     grading.assert_speedup(
-        lambda v: v * 2, lambda v: v + v, exercise="none", make_inputs=make_inputs, target=0.0, pairs=2, min_time=0.001
+        lambda v: v * 2, lambda v: v + v, exercise="none", make_inputs=make_inputs, target=0.0, pairs=2
     )
     assert len(made) > 6  # two for the result checks, the rest for timed calls
 

@@ -91,22 +91,15 @@ def test_describe_says_slower_below_one():
     assert "x faster" in fast.describe()
 
 
-def test_compare_fresh_keeps_a_copy_of_the_arrays_a_call_could_change():
-    import numpy as np
+def _timed_sample(function, make_inputs, calls):
+    """Seconds per call of one sample of ``calls`` calls run as the speed trial runs it, and its first result as
+    kept (:class:`tfperf.grading.speed_trial.LocalSide`)."""
+    from tfperf.grading import speed_trial
 
-    class Model:  # an object that cannot be copied, like a Keras model
-        def __deepcopy__(self, memo):
-            raise TypeError("no copies")
-
-    model = Model()
-
-    def scribbles(m, x):
-        total = float(x.sum())
-        x[:] = 0.0  # changes its input in place
-        return total
-
-    c = timing.compare_fresh(scribbles, scribbles, lambda: (model, np.ones(4)), pairs=2, min_time=0.001)
-    assert all(w.args[0] is model and w.args[1].sum() == 4.0 and w.result == 4.0 for w in c.witnesses)
+    side = speed_trial.LocalSide(function, speed_trial.Draws(make_inputs), who="f", record=lambda args, calls: args)
+    side.ask(do="prepare", seeds=list(range(calls)))
+    _, seconds = timing.stopwatch(lambda: side.ask(do="run"), sync=lambda: None)
+    return seconds / calls, side.results[0]
 
 
 class _LazySum:
@@ -124,9 +117,9 @@ def test_a_lazy_result_does_its_work_inside_the_clock():
     def make_inputs():
         return (list(range(10)),)
 
-    per_call, witness = timing._fresh_sample(_LazySum, make_inputs, 5, lambda: None, keep=True)
+    per_call, result = _timed_sample(_LazySum, make_inputs, 5)
     assert per_call >= 0.02  # the conversion's sleep was timed
-    assert type(witness.result) is np.ndarray and witness.result == 45  # kept concrete, not the lazy object
+    assert type(result) is np.ndarray and result == 45  # kept concrete, not the lazy object
 
 
 def test_settle_leaves_what_numpy_and_tensorflow_computed_as_it_is():
@@ -145,8 +138,8 @@ def test_a_lazy_result_that_says_it_is_numpys_or_tensorflows_is_converted_inside
     for module in ("numpy", "tensorflow.python.framework.ops"):
         disguised = type("ndarray", (_LazySum,), {"__module__": module})
         assert type(timing.settle(disguised([1, 2]))) is np.ndarray, module
-        per_call, witness = timing._fresh_sample(disguised, lambda: (list(range(10)),), 5, lambda: None, keep=True)
-        assert per_call >= 0.02 and type(witness.result) is np.ndarray, module
+        per_call, result = _timed_sample(disguised, lambda: (list(range(10)),), 5)
+        assert per_call >= 0.02 and type(result) is np.ndarray, module
 
 
 class _LaterUnlessAsked:
@@ -168,11 +161,11 @@ class _LaterUnlessAsked:
 
 
 def test_a_result_numpy_refuses_is_converted_by_its_own_numpy_inside_the_clock():
-    from tfperf.autograding.speed_samples import leaves
+    from tfperf.grading.speed_trial import leaves
 
-    per_call, witness = timing._fresh_sample(_LaterUnlessAsked, lambda: (list(range(10)),), 5, lambda: None, keep=True)
+    per_call, result = _timed_sample(_LaterUnlessAsked, lambda: (list(range(10)),), 5)
     assert per_call >= 0.02 and _LaterUnlessAsked.calls == 5  # every call's work timed
-    assert type(witness.result) is np.ndarray and leaves(witness.result)[0] == 45
+    assert type(result) is np.ndarray and leaves(result)[0] == 45
 
     class Never:
         def __array__(self, dtype=None, copy=None):
@@ -189,7 +182,7 @@ def test_a_subclass_of_tensorflows_own_is_not_taken_as_computed():
     TensorFlow's own classes, exactly, are left as they are; this one is converted by NumPy, its numpy() never read."""
     import tensorflow as tf
 
-    from tfperf.autograding.speed_samples import leaves
+    from tfperf.grading.speed_trial import leaves
 
     ran = []
 
@@ -270,21 +263,6 @@ def test_the_median_side_is_settled_by_more_than_half_of_the_planned_values():
     assert timing.settled_early(5, 5) == ""
     assert timing.needs_a_closer_look(1.8, 3.0) and not timing.needs_a_closer_look(1.7, 3.0)  # the root of 3: 1.73
     assert not timing.needs_a_closer_look(3.0, 3.0) and not timing.needs_a_closer_look(0.85, 0.8)
-
-
-def test_compare_fresh_stops_where_the_caller_says_the_verdict_is_settled():
-    def quick():
-        time.sleep(0.001)
-
-    def slow():
-        time.sleep(0.004)
-
-    result = timing.compare_fresh(
-        quick, slow, lambda: (), pairs=7, min_time=0.005, sync=no_sync, settled=timing.settled_at(2.0, 7)
-    )
-    assert len(result.ratios) == 4 and result.median >= 2.0, result.describe()
-    result = timing.compare_fresh(quick, slow, lambda: (), pairs=7, min_time=0.005, sync=no_sync)
-    assert len(result.ratios) == 7
 
 
 def test_a_comparison_is_described_with_or_without_each_sides_time_per_call():

@@ -1,0 +1,423 @@
+"""A speed trial: one function timed against another as interleaved pairs on new inputs, every result compared.
+
+The one engine of the course's speed checks. The kernel's visible check (:func:`tfperf.grading.speed.assert_speedup`)
+runs it on two :class:`LocalSide` objects in the kernel's process; the grading process
+(:mod:`tfperf.autograding.recheck`) runs it on two workers, the answer's and the unfixed code's, reading the clock
+out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf.autograding.speed_samples`):
+``ask(do="prepare", seeds=[...])`` makes a sample's inputs, one per seed, before the clock starts;
+``ask(do="run", count=n)`` runs the function on the first ``n`` (timed here, around the request); ``ask(do="result",
+index=i)`` returns call ``i``'s result as NumPy arrays; ``request(do="calls_back", index=i)`` the calls it made of the
+functions among its inputs. Two sides given the same seed compute on the same inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import statistics
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfperf.grading.calls import GradingFailure
+from tfperf.grading.results import calls_differ
+from tfperf.measure import timing
+
+MIN_SAMPLE_SECONDS = 0.05  # a sample's least length: timer resolution is noise
+MAX_CALLS_PER_SAMPLE = 1000
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """How close a result must be to the unfixed code's (``numpy.allclose``'s ``rtol`` and ``atol``)."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass
+class Verdict:
+    """What a trial found: the pairs' ratios (unfixed code's seconds over the answer's) or the problem that ended it."""
+
+    exercise: str
+    target: float
+    ratios: list[float] = field(default_factory=list)
+    problem: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
+    preparing: float | None = None  # the answer's inputs took this share of what was allowed beyond the baseline's
+    waited: float | None = None  # seconds the answer's worker waited for a CPU making a sample's inputs (median)
+    planned: int = 0  # pairs the verdict was to rest on; fewer were taken where it was settled sooner
+    second_look: int = 0  # pairs taken again where the answer's inputs first took too long to make
+
+    @property
+    def measured(self) -> str:
+        """The median, the pairs and their range, each side's median time per call, and where the pairs stopped early."""
+        spread = f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x"
+        early = timing.settled_early(len(self.ratios), self.planned)
+        again = (
+            f" ({self.second_look} of them taken again: the inputs first took long to make)" if self.second_look else ""
+        )
+        times = (
+            f"; {self.seconds['answer'] * 1e3:.3g} ms vs {self.seconds['baseline'] * 1e3:.3g} ms per call"
+            if self.seconds
+            else ""
+        )
+        return f"median speedup {self.median:.2f}x over {len(self.ratios)} pairs ({spread}{times}){early}{again}"
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.ratios) if self.ratios else None
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and self.median is not None and self.median >= self.target
+
+    def line(self) -> str:
+        if self.problem:
+            return f"{self.exercise}: NOT PASSED out of the kernel: {self.problem}"
+        return (
+            f"{self.exercise}: {'passed' if self.passed else 'NOT PASSED'} out of the kernel: {self.measured}, "
+            f"target {self.target:.2f}x"
+        )
+
+
+def _same_calls(answer, baseline, index: int, close: Closeness) -> str | None:
+    """Whether the answer's call ``index`` of its last sample called back the functions among its inputs as due
+    (:func:`tfperf.grading.results.calls_differ`): due, the unfixed code's worker says from its call on the same
+    inputs (its sample's first)."""
+    problem = calls_differ(
+        answer.request(do="calls_back", index=index)["calls"],
+        baseline.request(do="calls_back", index=0)["calls"],
+        rtol=close.rtol,
+        atol=close.atol,
+    )
+    return None if problem is None else f"in a timed call, {problem}"
+
+
+def _compare(got: list, expected: list, close: Closeness) -> str | None:
+    import numpy as np
+
+    if len(got) != len(expected):
+        return f"the answer returned {len(got)} arrays; the unfixed code {len(expected)}"
+    for g, e in zip(got, expected):
+        if g.shape != e.shape:
+            return f"a result has shape {g.shape}; the unfixed code's has {e.shape}"
+        if not np.allclose(g, e, rtol=close.rtol, atol=close.atol, equal_nan=True):
+            return "a result differs from the unfixed code's on the same inputs"
+    return None
+
+
+#: CPU seconds the answer's processes may use while the unfixed code is timed: a process waiting for its
+#: next request uses next to none; more than this (plus ``IDLE_SHARE`` of the sample) is work competing
+#: with the unfixed code for the grader's cores.
+IDLE_CPU_SECONDS = 0.02
+IDLE_SHARE = 0.05
+
+#: Both workers make as many inputs for a sample (the unfixed code's then runs on the first of them).
+#: Over the samples, the median of how much longer the answer's worker took to make them than the unfixed
+#: code's may not pass a floor, a share of the answer's own timed seconds for a sample and a share of the
+#: unfixed code's time making them (noise). More is work done while inputs were made, before the clock
+#: started (results computed in advance from the inputs as they were drawn); at most about a fifth of a
+#: sample can hide there, far from any target. A median, not a sum: the first samples of many large inputs
+#: grow a process's memory and can take several times as long as the next ones, on either side (measured
+#: with chapter 6's inputs of 16 MB), which a sum charged to the side that paid it.
+PREPARE_FLOOR_SECONDS = 0.01
+PREPARE_SHARE = 0.10
+PREPARE_NOISE_SHARE = 0.25
+
+
+def _sample_size(worker, seeds: Iterator[int], alone: float) -> int:
+    """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone
+    (``alone``, seconds, measured by the caller), or of a call among up to four made on inputs made together, as a
+    timed sample's are, whichever is slower. One call alone would not do: an answer fast on a lone input (a memo
+    keyed by ``id()``, which a freed input's id can meet again) got a thousand calls a sample, slow on a sample's live
+    inputs (one failing check took 110 s, 2026-11-27)."""
+
+    def per_call(calls: int) -> float:
+        worker.ask(do="prepare", seeds=[next(seeds) for _ in range(calls)])
+        _, seconds = timing.stopwatch(lambda: worker.ask(do="run", count=calls), sync=lambda: None)
+        return seconds / calls
+
+    def wanted(seconds: float) -> int:
+        return max(1, min(MAX_CALLS_PER_SAMPLE, int(MIN_SAMPLE_SECONDS / max(seconds, 1e-6)) + 1))
+
+    together = min(wanted(alone), 4)
+    return wanted(max(alone, per_call(together))) if together > 1 else 1
+
+
+def trial(
+    baseline,
+    answer,
+    *,
+    exercise: str,
+    target: float,
+    close: Closeness,
+    pairs: int = 7,
+    time_limit: float | None = None,
+    every_pair: bool = False,
+    between_pairs: Callable[[], None] | None = None,
+    scheduler: Any = None,
+) -> Verdict:
+    """Time ``answer`` against ``baseline`` (sides: ``ask(do=...)``) as interleaved pairs on new inputs.
+
+    The clock is read here, around each sample's ``run``. After every pair, one of the answer's calls, drawn
+    here and never told to its side, is compared with the unfixed code's result on the same inputs (the unfixed
+    code's timed sample starts with them), within ``close`` (its ``rtol`` and ``atol``), and so are two untimed calls
+    first: they warm both sides up, and the second tells a call's time.
+    Each side's inputs are made just before its sample
+    and that is timed too (less what the worker waited for a CPU that other processes held, where ``scheduler``,
+    :mod:`tfperf.autograding.scheduler`, is given and the worker's serving thread is known): the answer's side may
+    not take much longer to make them than the unfixed code's (``PREPARE_*``; a median over that first gets a second
+    look, twice as many pairs more), nor compute while the unfixed code is timed (``IDLE_*``, where its process is
+    known). A median between the square root of the target and the target gets twice as many pairs more, and the
+    median of all decides. The pairs stop once the ones to come could not change that verdict
+    (:func:`tfperf.measure.timing.settled_at`; none stop early with ``every_pair``, as ``tfperf calibrate`` wants);
+    settled above the target, the answer's samples of the pairs left are still run, untimed, and one drawn call of
+    each compared, so a pass rests on as many compared results as before. ``between_pairs`` runs after each pair (the
+    kernel's guard). ``time_limit``: seconds the whole timing may take, as a test cell's time limit bounds a check
+    (an answer slow on the timed calls only made one check take minutes); past it, the check fails."""
+    started = timing.now()
+    verdict = Verdict(exercise, target)
+    pid = getattr(getattr(answer, "process", None), "pid", None)
+    answer_busy = (lambda: scheduler.busy_seconds(pid)) if scheduler and pid is not None else (lambda: 0.0)
+    draw = random.SystemRandom()
+    seeds = iter(draw.randrange(2**32) for _ in range(10**7))
+
+    def same_result(seed: int, index: int) -> str | None:
+        baseline.ask(do="prepare", seeds=[seed])
+        baseline.ask(do="run")
+        return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), close) or _same_calls(
+            answer, baseline, index, close
+        )
+
+    alone: dict = {}  # seconds of one call alone, each side, from the second untimed call (the first warms up)
+    for _ in range(2):  # untimed: the answer computes what the unfixed code computes
+        seed = next(seeds)
+        answer.ask(do="prepare", seeds=[seed])
+        _, alone[answer] = timing.stopwatch(lambda: answer.ask(do="run"), sync=lambda: None)
+        baseline.ask(do="prepare", seeds=[seed])
+        _, alone[baseline] = timing.stopwatch(lambda: baseline.ask(do="run"), sync=lambda: None)
+        if problem := _compare(
+            answer.ask(do="result", index=0), baseline.ask(do="result", index=0), close
+        ) or _same_calls(answer, baseline, 0, close):
+            verdict.problem = problem
+            return verdict
+    calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
+    seconds: dict = {baseline: [], answer: []}
+    preparing: dict = {baseline: [], answer: []}  # seconds each side took to make a sample's inputs
+    waiting: dict = {baseline: [], answer: []}  # of which it waited for a CPU that other processes held (not counted)
+
+    def preparing_time(worker, seeds: list[int]) -> float:
+        """Seconds ``worker`` took to make the inputs of ``seeds``, less what its serving thread waited for a CPU
+        that other processes held (:mod:`tfperf.autograding.scheduler`), where that thread is known."""
+        serving = getattr(worker, "serving", None)
+        root = getattr(getattr(worker, "process", None), "pid", None)
+        before = scheduler.reading(root, serving) if scheduler and serving and root else None
+        _, took = timing.stopwatch(lambda: worker.ask(do="prepare", seeds=seeds), sync=lambda: None)
+        after = scheduler.reading(root, serving) if before is not None else None
+        waiting[worker].append(scheduler.waited_for_others(before, after) if before is not None else 0.0)
+        return took - waiting[worker][-1]
+
+    def worked_while_preparing() -> str | None:
+        excess = statistics.median(a - b for a, b in zip(preparing[answer], preparing[baseline]))
+        allowed = (
+            PREPARE_FLOOR_SECONDS
+            + PREPARE_SHARE * statistics.median(seconds[answer]) * calls[answer]
+            + PREPARE_NOISE_SHARE * statistics.median(preparing[baseline])
+        )
+        verdict.preparing = excess / allowed
+        verdict.waited = statistics.median(waiting[answer])
+        if excess > allowed:
+            left_out = (
+                ", waits for a CPU that other processes held left out"
+                if scheduler and getattr(answer, "serving", None)
+                else ""
+            )
+            return (
+                f"your code worked while its inputs were made, before the clock started ({excess:.2f} s more "
+                f"than the unfixed code took for as many inputs{left_out}, the median of {len(preparing[answer])} "
+                "samples): a result must be computed when the function is called"
+            )
+        return None
+
+    def timed_pairs(count: int, settled) -> str | None:
+        for index in range(count):
+            order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
+            size = max(calls.values())
+            # The call compared after the pair (never told to the answer's worker): the unfixed code's sample starts
+            # with its inputs, so its timed run gives the result to compare with, not a run of its own.
+            kept = draw.randrange(calls[answer])
+            batch = {answer: [next(seeds) for _ in range(size)]}
+            batch[baseline] = [batch[answer][kept], *(next(seeds) for _ in range(size - 1))]
+            took = {}
+            for worker in order:
+                preparing[worker].append(preparing_time(worker, batch[worker]))
+                before = answer_busy()
+                _, took[worker] = timing.stopwatch(lambda w=worker: w.ask(do="run", count=calls[w]), sync=lambda: None)
+                if (
+                    worker is baseline
+                    and (busy := answer_busy() - before) > IDLE_CPU_SECONDS + IDLE_SHARE * took[worker]
+                ):
+                    return (
+                        f"your code kept computing while the unfixed code was timed ({busy:.2f} s of CPU in "
+                        f"{took[worker]:.2f} s): answers must not leave work running in the background"
+                    )
+            expected = baseline.ask(do="result", index=0)
+            if problem := _compare(answer.ask(do="result", index=kept), expected, close) or _same_calls(
+                answer, baseline, kept, close
+            ):
+                return problem
+            for worker in order:
+                seconds[worker].append(took[worker] / calls[worker])
+            verdict.ratios.append(seconds[baseline][-1] / max(seconds[answer][-1], 1e-12))
+            if between_pairs is not None:
+                between_pairs()
+            if time_limit is not None and timing.now() - started > time_limit:
+                return (
+                    f"the speed check ran past its time limit ({time_limit:g} s) after {len(verdict.ratios)} pairs "
+                    f"of timed calls (your function's last took {seconds[answer][-1]:.3g} s a call)"
+                )
+            if settled(verdict.ratios):
+                return None
+        return None
+
+    def compared_only(count: int) -> str | None:
+        """Samples of the answer that are not timed, one drawn call of each compared: as many results compared as
+        if every planned pair had been taken (an answer that skips work on some calls is not drawn less often)."""
+        for _ in range(count):
+            batch = [next(seeds) for _ in range(calls[answer])]
+            answer.ask(do="prepare", seeds=batch)
+            answer.ask(do="run", count=calls[answer])
+            kept = draw.randrange(calls[answer])
+            if problem := same_result(batch[kept], kept):
+                return problem
+            if time_limit is not None and timing.now() - started > time_limit:
+                return f"the speed check ran past its time limit ({time_limit:g} s) while its results were compared"
+        return None
+
+    def settled_at(planned: int, **closer):
+        return (lambda ratios: False) if every_pair else timing.settled_at(target, planned, **closer)
+
+    verdict.planned = pairs
+    verdict.problem = timed_pairs(pairs, settled_at(pairs))
+    if verdict.problem is None and timing.needs_a_closer_look(verdict.median, target):
+        verdict.planned = 3 * pairs  # close to the target: more evidence, not a verdict on a few
+        verdict.problem = timed_pairs(2 * pairs, settled_at(3 * pairs, closer_look=False))
+    if verdict.problem is None and verdict.ratios and verdict.median >= target:  # settled above: still compared
+        verdict.problem = compared_only(verdict.planned - len(verdict.ratios))
+    if verdict.problem is None and verdict.ratios and verdict.median >= target and worked_while_preparing():
+        # Fast enough, but the inputs took too long to make: a second look, twice as many timed pairs more, each
+        # like the others, then the medians of all decide. A stall that held the answer's worker for a few samples
+        # (load can) is outvoted; work hidden in every sample's inputs is not, and an answer that stops hiding it
+        # once looked at again is timed at its own speed in most pairs.
+        verdict.second_look = 2 * len(verdict.ratios)
+        verdict.problem = timed_pairs(verdict.second_look, lambda ratios: False)
+        verdict.planned = len(verdict.ratios)
+    if verdict.problem is None and verdict.ratios:
+        verdict.problem = worked_while_preparing()
+    if verdict.ratios:
+        verdict.seconds = {
+            "answer": statistics.median(seconds[answer]),
+            "baseline": statistics.median(seconds[baseline]),
+        }
+    return verdict
+
+
+# ---------------------------------------------------------------- sides in this process
+
+
+def leaves(value: Any) -> list:
+    """A settled result (:func:`tfperf.measure.timing.settle`) as a flat list of NumPy arrays (tensors, arrays,
+    numbers; nested lists and tuples). Read after the clock, so only NumPy's or TensorFlow's own conversion runs: a
+    result that could not be made concrete inside the clock raises here, and the check fails."""
+    import numpy as np
+
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in leaves(item)]
+    if isinstance(value, timing.Unsettled):
+        raise TypeError(f"the result is {value!r}")
+    if timing.is_computed(value) and hasattr(value, "numpy"):
+        value = value.numpy()
+    return [np.asarray(value)]
+
+
+class Draws:
+    """Inputs for two sides in one process, by seed: ``make_inputs()`` (unseeded) runs once for a seed, and each side
+    asking for it gets its own copy of the arrays (:func:`tfperf.measure.timing.copy_arrays`: a call that changes its
+    inputs in place changes no other side's). Only the seeds of the last two samples are kept: a trial gives the
+    unfixed code's sample one seed of the answer's sample of the same pair."""
+
+    def __init__(self, make_inputs: Callable[[], Any]) -> None:
+        self._make = make_inputs
+        self._made: dict[int, tuple] = {}
+        self._samples: deque[list[int]] = deque()
+
+    def sample(self, seeds: list[int]) -> list[tuple]:
+        made = [self._made[s] if s in self._made else tuple(self._make()) for s in seeds]
+        self._made.update(zip(seeds, made))
+        self._samples.append(list(seeds))
+        while len(self._samples) > 2:
+            for seed in self._samples.popleft():
+                if not any(seed in kept for kept in self._samples):
+                    self._made.pop(seed, None)
+        return [timing.copy_arrays(inputs) for inputs in made]
+
+
+class LocalSide:
+    """One side of a trial run in this process: ``function`` on inputs from ``draws``, answering what a worker
+    answers (:func:`tfperf.autograding.speed_samples.serve_samples`). The functions among a call's inputs are
+    replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
+    ``due(calls, *args)``, where given, gives the calls an answer owes from the unfixed code's. An exception from
+    ``function`` becomes a :class:`GradingFailure` naming ``who``."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        draws: Draws,
+        *,
+        who: str,
+        record: Callable[[tuple, list], tuple],
+        due: Callable[[list, tuple], list] | None = None,
+        quiet: Callable[[], Any] | None = None,
+    ) -> None:
+        self.function, self.draws, self.who, self.record, self.due = function, draws, who, record, due
+        self.quiet = quiet
+        self.made: list[tuple] = []
+        self.calls: list[list] = []
+        self.inputs: list[tuple] = []
+        self.results: list = []
+
+    def ask(self, **request) -> list:
+        from tfperf.runtime import device
+
+        do = request["do"]
+        if do == "prepare":
+            self.made, self.calls, self.results = [], [], []  # the last sample's memory freed first
+            self.made = self.draws.sample([int(seed) for seed in request["seeds"]])
+            self.calls = [[] for _ in self.made]
+            self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
+        elif do == "run":
+            chosen = self.inputs if request.get("count") is None else self.inputs[: int(request["count"])]
+            for recorded in self.calls[: len(chosen)]:
+                recorded.clear()  # a sample run again records its calls again
+            device.sync()
+            try:
+                with (self.quiet or contextlib.nullcontext)():
+                    self.results = [timing.settle(self.function(*args)) for args in chosen]
+            except GradingFailure:
+                raise
+            except Exception as err:
+                raise GradingFailure(f"{self.who} raised {type(err).__name__} while being timed: {err}") from err
+            device.sync()
+        elif do == "result":
+            try:
+                return leaves(self.results[int(request["index"])])
+            except TypeError as err:
+                raise GradingFailure(f"{self.who}'s result in a timed call: {err}") from err
+        return []
+
+    def request(self, **request) -> dict:
+        index = int(request["index"])
+        calls = self.calls[index]
+        return {"calls": calls if self.due is None else self.due(calls, self.made[index])}

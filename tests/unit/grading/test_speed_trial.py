@@ -1,0 +1,104 @@
+"""The one speed trial, run on two sides in this process (as the kernel's visible check runs it)."""
+
+import time
+
+import numpy as np
+import pytest
+
+from tfperf.grading import GradingFailure, speed_trial
+from tfperf.grading.speed import recording
+
+CLOSE = speed_trial.Closeness(rtol=1e-6, atol=0.0)
+
+
+def sides(baseline, candidate, make_inputs):
+    """The unfixed code's side and the answer's, on inputs drawn for both."""
+    draws = speed_trial.Draws(make_inputs)
+    answer = speed_trial.LocalSide(candidate, draws, who="Your function", record=recording)
+    unfixed = speed_trial.LocalSide(baseline, draws, who="The unfixed code", record=recording)
+    return unfixed, answer
+
+
+def sleeps(seconds):
+    def function(x):
+        time.sleep(seconds)
+        return x * 2
+
+    return function
+
+
+def inputs():
+    return (np.random.default_rng().standard_normal(4),)
+
+
+def test_each_side_gets_its_own_copy_of_arrays_that_a_call_could_change():
+    class Model:  # an object that cannot be copied, like a Keras model: shared
+        def __deepcopy__(self, memo):
+            raise TypeError("no copies")
+
+    model = Model()
+    draws = speed_trial.Draws(lambda: (model, np.ones(4)))
+    first, again = draws.sample([1])[0], draws.sample([1])[0]
+    first[1][:] = 0.0  # a call that changes its input in place
+    assert again[0] is model and again[1].sum() == 4.0
+
+
+def test_only_the_last_two_samples_inputs_are_kept():
+    made = []
+    draws = speed_trial.Draws(lambda: made.append(1) or (np.ones(1),))
+    draws.sample([1, 2])
+    draws.sample([3, 1])  # the other side of the pair: seed 1 again, not made again
+    assert len(made) == 3
+    draws.sample([4])
+    draws.sample([5])
+    draws.sample([1])  # no longer among the last two samples: made again
+    assert len(made) == 6
+
+
+def test_a_fast_answer_passes_and_the_pairs_stop_once_settled():
+    unfixed, answer = sides(sleeps(0.004), sleeps(0.001), inputs)
+    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
+    assert verdict.passed and len(verdict.ratios) == 4, verdict.measured
+    assert "settled after 4 of 7 pairs" in verdict.measured and "ms per call" in verdict.measured
+
+
+def test_every_pair_is_taken_where_asked_and_the_kernel_is_checked_between_pairs():
+    unfixed, answer = sides(sleeps(0.004), sleeps(0.001), inputs)
+    checked = []
+    verdict = speed_trial.trial(
+        unfixed,
+        answer,
+        exercise="demo",
+        target=2.0,
+        close=CLOSE,
+        pairs=5,
+        every_pair=True,
+        between_pairs=lambda: checked.append(1),
+    )
+    assert verdict.passed and len(verdict.ratios) == 5 == len(checked)
+
+
+def test_an_answer_wrong_on_some_calls_only_is_caught_among_the_timed_calls():
+    calls = []
+
+    def wrong_now_and_then(x):
+        calls.append(1)
+        return x * 2 if len(calls) <= 2 or len(calls) % 3 else x * 3  # the two untimed calls right
+
+    unfixed, answer = sides(sleeps(0.002), wrong_now_and_then, inputs)
+    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
+    assert not verdict.passed and "differs from the unfixed code's" in verdict.problem
+
+
+def test_an_exception_while_timed_names_who_raised():
+    calls = []
+
+    def breaks_later(x):
+        calls.append(1)
+        if len(calls) > 3:
+            raise RuntimeError("out of memory")
+        return x * 2
+
+    unfixed, answer = sides(sleeps(0.002), breaks_later, inputs)
+    with pytest.raises(GradingFailure, match="Your function raised RuntimeError while being timed: out of memory"):
+        speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
