@@ -30,7 +30,8 @@ run_part() {  # part, then paths: pytest on them, its output in the part's log
   shift
   local -a extra
   mapfile -t extra < <(args_for "$part" "${PYTEST_EXTRA[@]}")
-  "$python" -m pytest "$@" "${extra[@]}" >"test-artifacts/pytest-$part.log" 2>&1
+  # --durations: the part's slowest tests at the end of its log, for balancing the parts below
+  "$python" -m pytest --durations=20 "$@" "${extra[@]}" >"test-artifacts/pytest-$part.log" 2>&1
 }
 
 PYTEST_EXTRA=("$@")

@@ -118,7 +118,7 @@ def specs(grading, grade_id: str, source: str) -> list[BytesCheck]:
 
 def decide(grading, check: BytesCheck, outcome) -> None:
     """Read the bytes of ``check``'s function in the answer's worker and of its reference in the unfixed code's
-    worker (``grading.reference_worker``), and decide here whether the answer moves few enough (:func:`compare`); a
+    worker (``grading.unfixed_worker``), and decide here whether the answer moves few enough (:func:`compare`); a
     failure fails the test cell."""
     from tfperf.autograding.messages import OUTSIDE, CallFailed, NotRunnable
 
@@ -126,14 +126,16 @@ def decide(grading, check: BytesCheck, outcome) -> None:
     try:
         mine = grading.answer.request(do="bytes", function=check.function, args=check.args)
     except CallFailed as err:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        outcome.fail(f"{said}: {check.what} raised {err}")
         return
     try:
-        theirs = grading.reference_worker(check).request(do="bytes", function=check.reference, args=check.args)
+        theirs = grading.unfixed_worker(check.grade_id, check.reference).request(
+            do="bytes", function=check.reference, args=check.args
+        )
     except NotRunnable as err:
         outcome.error = {"ename": OUTSIDE, "evalue": f"{said}: the unfixed code's bytes could not be read ({err})."}
         return
     if problem := compare(check, mine, theirs):
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        outcome.fail(f"{said}: {problem}")
         return
     outcome.printed += f"{said}: {check.what} moves {mine['bytes'] / 1e6:.1f} MB per call, the unfixed step {theirs['bytes'] / 1e6:.1f} MB.\n"

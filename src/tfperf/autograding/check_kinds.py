@@ -56,14 +56,13 @@ class Grading:
         """The source of the exercise's test cell ``grade_id``."""
         return self.exercise.test_sources[self.exercise.tests.index(grade_id)]
 
-    def reference_worker(self, check: bytes_checks.BytesCheck):
-        """The unfixed code's worker that reads the reference's bytes of ``check``: a speed check's of the same
-        exercise (already running the instructor's cells), else one of its own that only runs them."""
+    def unfixed_worker(self, grade_id: str, function: str):
+        """A worker that runs the instructor's cells only, never learner code, for a kind that reads the unfixed code
+        (``function``, source) of test cell ``grade_id``: a speed check's of the exercise (already running them),
+        else one of its own."""
         if self.speed_checks:
             return self.clean_worker(self.speed_checks[0])
-        return self.clean_worker(
-            recheck.SpeedCheck(check.grade_id, "", check.reference, check.reference, "lambda: ()", "")
-        )
+        return self.clean_worker(recheck.SpeedCheck(grade_id, "", function, function, "lambda: ()", ""))
 
     def pending(self, passed: list[str]) -> list[tuple[Any, str, Any]]:
         """``(kind, grade_id, check)`` of every check of the ``passed`` test cells left to decide here, in order."""

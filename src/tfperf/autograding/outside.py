@@ -135,6 +135,12 @@ class Exercise:
             if judge.judged(s, self.answer_names, timed_outside=timed_outside)
         )
 
+    @property
+    def reads_memory(self) -> bool:
+        """Whether a test cell reads the worker's memory (``grading.assert_memory_flat``, run by the judge): the worker
+        then gives large freed blocks back at once, and what it holds before the answer runs is read as the floor."""
+        return any("assert_memory_flat" in source for source in self.test_sources)
+
     def program(self, answer_source: str) -> list[str]:
         """The cells a worker runs before the test cells, with ``answer_source`` as the answer."""
         cells = list(self.cells)
@@ -190,6 +196,10 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.error is None
+
+    def fail(self, reason: str) -> None:
+        """The cell fails, for ``reason`` (shown as a ``GradingFailure``, as a check in the kernel would raise it)."""
+        self.error = {"ename": "GradingFailure", "evalue": reason}
 
     def outputs(self) -> list[NotebookNode]:
         shown = []
@@ -362,8 +372,8 @@ def grade_exercise(
                     "answer": exercise.answer_position if exercise.restricted else None,
                     "imports": list(exercise.imports),
                     "withheld": list(exercise.withheld),
-                    # large blocks given back when freed, where a check reads memory (it slows large allocations)
-                    "return_large_frees": any("assert_memory_flat" in source for source in exercise.test_sources),
+                    # large blocks given back when freed (it slows large allocations)
+                    "return_large_frees": exercise.reads_memory,
                     "tests": [g for g, _ in in_subject],
                     "test_sources": [source for _, source in in_subject],
                 },
@@ -377,7 +387,7 @@ def grade_exercise(
                 if message.get(kind) != which or len(REPORT_KINDS & message.keys()) != 1:
                     raise _Stopped("its reports came out of order: the answer wrote into them.")
                 if kind == "held":  # no answer ran yet: what its processes hold now is the memory checks' floor
-                    if any("assert_memory_flat" in source for source in exercise.test_sources):
+                    if exercise.reads_memory:
                         floor = worker.memory()
                         worker.before_answer, worker.before_answer_resident = floor["held"], floor["resident"]
                     worker.go()
@@ -878,8 +888,10 @@ class GradeOutsideKernel(Preprocessor):
             if decided is not None:  # a concept check: read from the answer cell as written, no worker
                 for grade_id, (shown, error) in decided.items():
                     if grade_id in cells:
-                        failure = None if error is None else {"ename": "GradingFailure", "evalue": error}
-                        cells[grade_id].outputs = Outcome(shown, failure).outputs()
+                        outcome = Outcome(shown)
+                        if error is not None:
+                            outcome.fail(error)
+                        cells[grade_id].outputs = outcome.outputs()
                 continue
             self.log.info("Grading exercise '%s' outside the kernel", exercise.answer)
             started = time.monotonic()

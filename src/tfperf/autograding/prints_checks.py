@@ -223,10 +223,10 @@ def decide(grading, check: PrintsCheck, outcome) -> None:
     try:
         token = grading.answer.call_watched(check.function, check.args)
     except CallFailed as err:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {check.what} raised {err}"}
+        outcome.fail(f"{said}: {check.what} raised {err}")
         return
     if problem := too_many(grading.answer.output.printed(token), check.limit, 1, check.what, check.section):
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        outcome.fail(f"{said}: {problem}")
 
 
 def while_timed(output: WorkerOutput, watched: list[tuple[str, int]], check: PrintsCheck) -> str | None:

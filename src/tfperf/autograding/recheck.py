@@ -372,38 +372,37 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
         before = [trace_checks.counted(answer, t) for t in traces]
         answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
     except NotRunnable as problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        outcome.fail(f"{said}: {problem}")
         return
     answer.timed_calls = 0
     answer.watched = [] if prints is not None else None
     try:
         verdict = recheck_one(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
     except NotRunnable as problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+        outcome.fail(f"{said}: {problem}")
         return
     finally:
         watched, answer.watched = answer.watched, None
         answer.end()
     if prints is not None and watched:
         if problem := prints_checks.while_timed(answer.output, watched, prints):
-            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            outcome.fail(f"{said}: {problem}")
             return
     for check_traces, counted_before in zip(traces, before):
         after = trace_checks.counted(answer, check_traces)
         if problem := trace_checks.retraced(check_traces, counted_before, after, answer.timed_calls):
-            outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {problem}"}
+            outcome.fail(f"{said}: {problem}")
             return
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
     if verdict.problem:
-        outcome.error = {"ename": "GradingFailure", "evalue": f"{said}: {verdict.problem}."}
+        outcome.fail(f"{said}: {verdict.problem}.")
         return
     _record_verdict(verdict, device_class.lower(), grading.record)
     if not verdict.passed:
-        outcome.error = {
-            "ename": "GradingFailure",
-            "evalue": f"{said}: same results as the unfixed code, but not fast enough: {verdict.measured}; "
-            f"the target on a {device_class} is at least {verdict.target:.2f}x.",
-        }
+        outcome.fail(
+            f"{said}: same results as the unfixed code, but not fast enough: {verdict.measured}; "
+            f"the target on a {device_class} is at least {verdict.target:.2f}x."
+        )
         return
     outcome.printed += f"{said}: {verdict.measured}; target {verdict.target:.2f}x on {device_class}.\n"
 

@@ -23,6 +23,7 @@ from typing import Any
 from tfperf.grading.calls import GradingFailure
 from tfperf.grading.results import calls_differ
 from tfperf.measure import timing
+from tfperf.runtime import device
 
 MIN_SAMPLE_SECONDS = 0.05  # a sample's least length: timer resolution is noise
 MAX_CALLS_PER_SAMPLE = 1000
@@ -59,7 +60,7 @@ class Verdict:
             f" ({self.second_look} of them taken again: the inputs first took long to make)" if self.second_look else ""
         )
         times = (
-            f"; {self.seconds['answer'] * 1e3:.3g} ms vs {self.seconds['baseline'] * 1e3:.3g} ms per call"
+            f"; {_duration(self.seconds['answer'])} vs {_duration(self.seconds['baseline'])} per call"
             if self.seconds
             else ""
         )
@@ -80,6 +81,10 @@ class Verdict:
             f"{self.exercise}: {'passed' if self.passed else 'NOT PASSED'} out of the kernel: {self.measured}, "
             f"target {self.target:.2f}x"
         )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
 def _same_calls(answer, baseline, index: int, close: Closeness) -> str | None:
@@ -368,7 +373,7 @@ class LocalSide:
     """One side of a trial run in this process: ``function`` on inputs from ``draws``, answering what a worker
     answers (:func:`tfperf.autograding.speed_samples.serve_samples`). The functions among a call's inputs are
     replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
-    ``due(calls, *args)``, where given, gives the calls an answer owes from the unfixed code's. An exception from
+    ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's. An exception from
     ``function`` becomes a :class:`GradingFailure` naming ``who``."""
 
     def __init__(
@@ -389,11 +394,9 @@ class LocalSide:
         self.results: list = []
 
     def ask(self, **request) -> list:
-        from tfperf.runtime import device
-
         do = request["do"]
         if do == "prepare":
-            self.made, self.calls, self.results = [], [], []  # the last sample's memory freed first
+            self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
             self.made = self.draws.sample([int(seed) for seed in request["seeds"]])
             self.calls = [[] for _ in self.made]
             self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
