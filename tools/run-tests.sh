@@ -81,9 +81,12 @@ echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
 # most): 521 s against 664 s; test_forkserver (30 s), test_report (25 s) and test_grading_guard (20 s) moved here.
 # Then (2026-11-29, a 2-CPU AMD EPYC without AVX-512): 981 s against 1129 s; the diagnosis clinic (about 65 s) came here;
 # later it ran alone (a script of it was named input-bound under the other part's load).
+# Then (2026-11-30, each part's --durations in its log): 547 s against 729 s, the browser's walks about 400 s of the
+# 729; test_autograding and test_judge moved here.
 BESIDE_CLASS_GRADING=(
   tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
   tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
+  tests/unit/autograding/test_autograding.py tests/unit/autograding/test_judge.py
 )
 run_part classgrading -m "not alone" tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
