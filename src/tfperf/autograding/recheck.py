@@ -413,12 +413,7 @@ def _record_verdict(verdict: Verdict, device_class: str, record: Path | None) ->
     if record is None:
         return
     row = {
-        "exercise": verdict.exercise,
-        "device_class": device_class,
-        "target": verdict.target,
-        "ratios": list(verdict.ratios),
-        "candidate_s": verdict.seconds.get("answer"),
-        "baseline_s": verdict.seconds.get("baseline"),
+        **verdict.row(device_class),
         "timed": "outside",
         "preparing_share": verdict.preparing,
         "preparing_waited": verdict.waited,

@@ -128,20 +128,12 @@ def assert_steady_epochs(
     return result
 
 
-def _record(exercise: str, device_class: str, verdict: speed_trial.Verdict) -> None:
+def _record(device_class: str, verdict: speed_trial.Verdict) -> None:
     path = os.environ.get(RECORD_ENV_VAR)
     if not path:
         return
-    row = {
-        "exercise": exercise,
-        "device_class": device_class,
-        "target": verdict.target,
-        "ratios": list(verdict.ratios),
-        "candidate_s": verdict.seconds.get("answer"),
-        "baseline_s": verdict.seconds.get("baseline"),
-    }
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
+        f.write(json.dumps(verdict.row(device_class)) + "\n")
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -302,7 +294,7 @@ def assert_speedup(
     )
     if verdict.problem:
         raise GradingFailure(f"The speed check stopped at a timed call: {verdict.problem}.{reread(section)}")
-    _record(exercise, device_class, verdict)
+    _record(device_class, verdict)
     measured = (
         ""
         if targets.is_measured(exercise, device_class)

@@ -66,6 +66,18 @@ class Verdict:
         )
         return f"median speedup {self.median:.2f}x over {len(self.ratios)} pairs ({spread}{times}){early}{again}"
 
+    def row(self, device_class: str) -> dict:
+        """The row a speed check appends to its record (``TFPERF_RECORD``: ``tfperf calibrate``, the instructor's
+        report), from the kernel's check and from the grading process alike."""
+        return {
+            "exercise": self.exercise,
+            "device_class": device_class,
+            "target": self.target,
+            "ratios": list(self.ratios),
+            "candidate_s": self.seconds.get("answer"),
+            "baseline_s": self.seconds.get("baseline"),
+        }
+
     @property
     def median(self) -> float | None:
         return statistics.median(self.ratios) if self.ratios else None
