@@ -4,8 +4,9 @@
 # 1. The round trip (tests/grading) alone: it grades in two lanes, one core each, and its speed checks need
 #    those cores to themselves; after it, the other tests marked `alone` (pyproject.toml), still with the machine to
 #    themselves.
-# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, with the unit tests
-#    named in BESIDE_CLASS_GRADING; the browser, other unit and style tests): together they take about half the time of one after the other.
+# 2. Everything else as two pytest processes side by side (the class-grading and notebook tests, with the unit and
+#    browser tests named in BESIDE_CLASS_GRADING; the other browser, unit and style tests): together they take about
+#    half the time of one after the other.
 # Each part's output goes to test-artifacts/pytest-<part>.log and is printed when the part ends; a
 # --junitxml=FILE argument becomes one file per part (FILE with -<part> before its extension).
 # Exit status: 0 when every part passed (or selected no test: pytest's status 5), else the first failure's.
@@ -83,10 +84,13 @@ echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
 # later it ran alone (a script of it was named input-bound under the other part's load).
 # Then (2026-11-30, each part's --durations in its log): 547 s against 729 s, the browser's walks about 400 s of the
 # 729; test_autograding and test_judge moved here.
+# Then (2026-11-30, a clean clone of 2fcaca6): 521 s against 667 s, the browser's chapter walks about 400 s of the 667;
+# the browser's setup and profile-view tests (about 50 s, their own JupyterLab servers) moved here.
 BESIDE_CLASS_GRADING=(
   tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
   tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
   tests/unit/autograding/test_autograding.py tests/unit/autograding/test_judge.py
+  tests/browser/test_setups.py tests/browser/test_profile_views.py
 )
 run_part classgrading -m "not alone" tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!

@@ -222,43 +222,45 @@ def fingerprint(root: Path) -> dict[str, str]:
 LANES_ENV_VAR = "TFPERF_ROUNDTRIP_LANES"
 #: Seconds of an assignment's main autograde run (the reference, demonstrations run; the untouched version too where it
 #: is not graded apart, ``untouched_apart``), and of one packed student graded without a kernel, to order the units of
-#: work (``grading_units``): from the round trip of 2026-11-28 (twenty-fourth session: a 2-CPU AMD EPYC with AVX-512,
-#: Debian's Python 3.11.2) in a clean clone, one core a lane (each run's seconds, nbgrader's start included; the packed
-#: run's over its students). Only their ratios matter, and only roughly: the lanes take the next unit when they are free.
+#: work (``grading_units``): from the round trip of 2026-11-30 (a 2-CPU AMD EPYC with AVX-512, Debian's Python 3.11.2)
+#: in a clean clone of 2fcaca6, one core a lane (each run's seconds, nbgrader's start included; the packed run's over
+#: its students). Only their ratios matter, and only roughly: the lanes take the next unit when they are free.
 MAIN_RUN_COST = {
-    "01_tensors": 28.5,
-    "02_eager_vs_graph": 32.4,
-    "03_keras_fit": 55.5,
-    "04_tf_data": 46.7,
-    "05_gpu_sync": 25.0,
-    "06_device_ceilings": 53.5,
-    "07_beyond_one_device": 44.5,
-    "08_capstone": 38.3,
+    "01_tensors": 25.7,
+    "02_eager_vs_graph": 27.9,
+    "03_keras_fit": 47.4,
+    "04_tf_data": 60.2,
+    "05_gpu_sync": 37.8,
+    "06_device_ceilings": 96.8,
+    "07_beyond_one_device": 40.5,
+    "08_capstone": 52.1,
 }
 PACKED_COST = {  # graded without a kernel: the packed run's seconds over its students
-    "01_tensors": 2.1,
-    "02_eager_vs_graph": 1.7,
-    "03_keras_fit": 9.0,
-    "04_tf_data": 4.2,
-    "05_gpu_sync": 2.7,
-    "06_device_ceilings": 5.2,
-    "07_beyond_one_device": 4.4,
-    "08_capstone": 6.4,
+    "01_tensors": 3.1,
+    "02_eager_vs_graph": 3.0,
+    "03_keras_fit": 7.2,
+    "04_tf_data": 10.3,
+    "05_gpu_sync": 3.0,
+    "06_device_ceilings": 4.3,
+    "07_beyond_one_device": 3.4,
+    "08_capstone": 9.4,
 }
 #: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
-IN_KERNEL_COST = 8.5  # chapter 1: 4 students in 42.5 s; chapter 5: 3 in 18.6 s
+IN_KERNEL_COST = 7.4  # chapter 1: 4 students in 37.1 s; chapter 5: 3 in 14.6 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
-#: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
+#: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more: an endless
+#: call made for the judge waits the worker's start grace too, ``outside.START_SECONDS``).
 AS_ON_GPU_COST = {
-    "03_keras_fit": 86.5,
-    "04_tf_data": 46.3,
-    "06_device_ceilings": 40.2,
-    "07_beyond_one_device": 48.9,
-    "08_capstone": 43.0,
+    "03_keras_fit": 70.6,
+    "04_tf_data": 61.5,
+    "05_gpu_sync": 43.0,
+    "06_device_ceilings": 59.0,
+    "07_beyond_one_device": 41.8,
+    "08_capstone": 47.8,
 }
-HANG_COST = 31.2  # 33.1 s and 29.3 s
+HANG_COST = 58.5  # 87.4 s (outside the kernel) and 29.6 s (in the kernel)
 #: Seconds of the run that grades the untouched version on its own, its demonstrations for their imports only.
-UNTOUCHED_COST = 6.4
+UNTOUCHED_COST = 4.4
 #: Seconds of generate_assignment (in the lane's course, for each unit of an assignment it has not released yet) and of
 #: generate_feedback (after an assignment's main grading).
 GENERATE_COST = 1.1
