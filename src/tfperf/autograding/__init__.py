@@ -20,7 +20,7 @@
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``speed_samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
-  results and the calls of the functions among the inputs on request).
+  results and the calls of the functions among the inputs on request), its samples kept as the kernel keeps them.
 - ``recheck``: the speed checks: read from the test cells, timed out of the kernel (the unfixed code, the
   answer (sandboxed) and the clock in three processes), the speed kind of ``check_kinds``; and
   ``python -m tfperf recheck SUBMISSION``, a submission's speed checks timed again.

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from tfperf.grading.speed_trial import leaves
+from tfperf.grading.speed_trial import Samples
 
 
 @contextlib.contextmanager
@@ -97,48 +97,44 @@ def serve_samples(
     due: Callable[..., list] | None = None,
 ) -> dict:
     """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
-    ``exit``, ``reset``); returns that one. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
+    ``exit``, ``reset``); returns that one. The samples are kept as a side in the kernel keeps them
+    (:class:`tfperf.grading.speed_trial.Samples`); here each seed's inputs are made :func:`seeded`, what the calls
+    print is captured (or, for a ``run`` with a ``witness``, read by the asking process), and an error is sent as its
+    traceback. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
     from tfperf.autograding.prints_checks import witnessed_call
     from tfperf.grading.results import call_numbers
     from tfperf.grading.speed import calls_due
-    from tfperf.measure import timing
-    from tfperf.runtime import device, logs
+    from tfperf.runtime import logs
 
-    inputs: list = []
-    made: list = []  # each sample's inputs as make_inputs made them (its functions unwrapped)
-    calls: list = []  # each sample's calls of its functions
-    results: list = []
+    def make(seeds: list[int]) -> list[tuple]:
+        made = []
+        for seed in seeds:
+            with seeded(int(seed), tensorflow=False):
+                made.append(tuple(make_inputs()))
+        return made
+
+    def captured(work: Callable[[], list]) -> list:
+        with logs.captured_output():
+            return work()
+
+    samples = Samples(function, make, called_back)
     while True:
         request = next_request()
         try:
             if request.get("do") == "prepare":
-                inputs, made, calls, results = [], [], [], []  # the last sample's memory freed first
-                for seed in request["seeds"]:
-                    with seeded(int(seed), tensorflow=False):
-                        made.append(tuple(make_inputs()))
-                    calls.append([])
-                    inputs.append(called_back(made[-1], calls[-1]))
+                samples.prepare(list(request["seeds"]))
                 reply({"ok": True})
             elif request.get("do") == "run":
-                device.sync()
-                chosen = inputs if request.get("count") is None else inputs[: int(request["count"])]
-                for recorded in calls[: len(chosen)]:
-                    recorded.clear()  # a sample run again records its calls again
-                if request.get("witness"):  # the asking process reads what the calls print (prints_checks.py)
-                    results = witnessed_call(
-                        str(request["witness"]), lambda: [timing.settle(function(*args)) for args in chosen]
-                    )
-                else:
-                    with logs.captured_output():
-                        results = [timing.settle(function(*args)) for args in chosen]
-                device.sync()
+                witness = request.get("witness")  # the asking process reads what the calls print (prints_checks.py)
+                around = (lambda work: witnessed_call(str(witness), work)) if witness else captured
+                samples.run(request.get("count"), around=around)
                 reply({"ok": True})
             elif request.get("do") == "result":
-                reply({"ok": True}, leaves(results[int(request["index"])]))
+                reply({"ok": True}, samples.result(int(request["index"])))
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
-                numbers = [call_numbers(call) for call in calls[index]]
-                reply({"ok": True, "calls": numbers if due is None else calls_due(due, numbers, made[index])})
+                numbers = [call_numbers(call) for call in samples.calls[index]]
+                reply({"ok": True, "calls": numbers if due is None else calls_due(due, numbers, samples.made[index])})
             else:
                 return request
         except BaseException:  # noqa: BLE001 (reported: the asking process decides)

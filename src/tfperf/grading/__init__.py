@@ -25,7 +25,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
 - ``replicated``: a training run made correct under ``MirroredStrategy`` (chapter 7).
 - ``speed_trial``: the one speed trial: two sides timed as interleaved pairs on new inputs, every result compared
-  (the kernel's visible check and the grading process both run it).
+  (the kernel's visible check and the grading process both run it), and one side's samples as the kernel and a
+  grading worker both keep them.
 - ``speed``: speedups and steady epochs.
 - ``memory``: a training run whose memory stays flat over its epochs, read from outside the objects holding it.
 - ``syncs``: host reads and uploads.

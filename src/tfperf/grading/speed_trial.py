@@ -381,12 +381,52 @@ class Draws:
         return [timing.copy_arrays(inputs) for inputs in made]
 
 
+class Samples:
+    """One side's samples, as a worker and a side in this process keep them alike: :meth:`prepare` makes each seed's
+    inputs (``make(seeds)``: one tuple of arguments a seed) and replaces the functions among them
+    (``record(args, calls)``: each call noted in ``calls``); :meth:`run` calls ``function`` on each (or the first
+    ``count``), every result made concrete inside the request (:func:`tfperf.measure.timing.settle`) and the device
+    waited for before and after, ``around(work)`` running the calls (to capture or read what they print);
+    :meth:`result` gives one result as arrays (:func:`leaves`); ``made`` and ``calls`` stay readable for the calls'
+    comparison."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        make: Callable[[list[int]], list[tuple]],
+        record: Callable[[tuple, list], tuple],
+    ) -> None:
+        self.function, self.make, self.record = function, make, record
+        self.made: list[tuple] = []  # each sample's inputs as made (its functions not replaced)
+        self.calls: list[list] = []  # each sample's calls of those functions
+        self.inputs: list[tuple] = []
+        self.results: list = []
+
+    def prepare(self, seeds: list[int]) -> None:
+        self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
+        self.made = self.make(seeds)
+        self.calls = [[] for _ in self.made]
+        self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
+
+    def run(self, count: int | None = None, around: Callable[[Callable[[], list]], list] = lambda work: work()) -> None:
+        chosen = self.inputs if count is None else self.inputs[: int(count)]
+        for recorded in self.calls[: len(chosen)]:
+            recorded.clear()  # a sample run again records its calls again
+        device.sync()
+        self.results = around(lambda: [timing.settle(self.function(*args)) for args in chosen])
+        device.sync()
+
+    def result(self, index: int) -> list:
+        return leaves(self.results[index])
+
+
 class LocalSide:
-    """One side of a trial run in this process: ``function`` on inputs from ``draws``, answering what a worker
-    answers (:func:`tfperf.autograding.speed_samples.serve_samples`). The functions among a call's inputs are
-    replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
-    ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's. An exception from
-    ``function`` becomes a :class:`GradingFailure` naming ``who``."""
+    """One side of a trial run in this process: ``function`` on inputs from ``draws`` (:class:`Samples`), answering
+    what a worker answers (:func:`tfperf.autograding.speed_samples.serve_samples`). The functions among a call's inputs
+    are replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
+    ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's; ``quiet()``, where
+    given, a context the calls run in. An exception from ``function`` becomes a :class:`GradingFailure` naming
+    ``who``."""
 
     def __init__(
         self,
@@ -398,41 +438,32 @@ class LocalSide:
         due: Callable[[list, tuple], list] | None = None,
         quiet: Callable[[], Any] | None = None,
     ) -> None:
-        self.function, self.draws, self.who, self.record, self.due = function, draws, who, record, due
-        self.quiet = quiet
-        self.made: list[tuple] = []
-        self.calls: list[list] = []
-        self.inputs: list[tuple] = []
-        self.results: list = []
+        self.samples = Samples(function, draws.sample, record)
+        self.who, self.due, self.quiet = who, due, quiet or contextlib.nullcontext
+
+    def _quietly(self, work: Callable[[], list]) -> list:
+        with self.quiet():
+            return work()
 
     def ask(self, **request) -> list:
         do = request["do"]
         if do == "prepare":
-            self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
-            self.made = self.draws.sample([int(seed) for seed in request["seeds"]])
-            self.calls = [[] for _ in self.made]
-            self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
+            self.samples.prepare([int(seed) for seed in request["seeds"]])
         elif do == "run":
-            chosen = self.inputs if request.get("count") is None else self.inputs[: int(request["count"])]
-            for recorded in self.calls[: len(chosen)]:
-                recorded.clear()  # a sample run again records its calls again
-            device.sync()
             try:
-                with (self.quiet or contextlib.nullcontext)():
-                    self.results = [timing.settle(self.function(*args)) for args in chosen]
+                self.samples.run(request.get("count"), around=self._quietly)
             except GradingFailure:
                 raise
             except Exception as err:
                 raise GradingFailure(f"{self.who} raised {type(err).__name__} while being timed: {err}") from err
-            device.sync()
         elif do == "result":
             try:
-                return leaves(self.results[int(request["index"])])
+                return self.samples.result(int(request["index"]))
             except TypeError as err:
                 raise GradingFailure(f"{self.who}'s result in a timed call: {err}") from err
         return []
 
     def request(self, **request) -> dict:
         index = int(request["index"])
-        calls = self.calls[index]
-        return {"calls": calls if self.due is None else self.due(calls, self.made[index])}
+        calls = self.samples.calls[index]
+        return {"calls": calls if self.due is None else self.due(calls, self.samples.made[index])}

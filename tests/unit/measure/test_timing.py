@@ -99,7 +99,7 @@ def _timed_sample(function, make_inputs, calls):
     side = speed_trial.LocalSide(function, speed_trial.Draws(make_inputs), who="f", record=lambda args, calls: args)
     side.ask(do="prepare", seeds=list(range(calls)))
     _, seconds = timing.stopwatch(lambda: side.ask(do="run"), sync=lambda: None)
-    return seconds / calls, side.results[0]
+    return seconds / calls, side.samples.results[0]
 
 
 class _LazySum:
