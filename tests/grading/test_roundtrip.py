@@ -248,8 +248,7 @@ PACKED_COST = {  # graded without a kernel: the packed run's seconds over its st
 #: Seconds of one packed student graded in the kernel (``Submission.kernel``), its run's start shared.
 IN_KERNEL_COST = 7.4  # chapter 1: 4 students in 37.1 s; chapter 5: 3 in 14.6 s
 #: Seconds of the run that grades the reference as on a GPU (one notebook, but every exercise compiled with
-#: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more: an endless
-#: call made for the judge waits the worker's start grace too, ``outside.START_SECONDS``).
+#: XLA where Keras would), and of each run that grades a hanging student alone (its cell timeout, and more).
 AS_ON_GPU_COST = {
     "03_keras_fit": 70.6,
     "04_tf_data": 61.5,
@@ -258,7 +257,7 @@ AS_ON_GPU_COST = {
     "07_beyond_one_device": 41.8,
     "08_capstone": 47.8,
 }
-HANG_COST = 58.5  # 87.4 s (outside the kernel) and 29.6 s (in the kernel)
+HANG_COST = 28.7  # 27.5 s (outside the kernel) and 29.8 s (in the kernel)
 #: Seconds of the run that grades the untouched version on its own, its demonstrations for their imports only.
 UNTOUCHED_COST = 4.4
 #: Seconds of generate_assignment (in the lane's course, for each unit of an assignment it has not released yet) and of

@@ -615,10 +615,9 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
         send(subject.process.stdin, request, arrays)
     except OSError:
         raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-    # the first call also imports the worker's side of the calls: given the start's grace, as the first cell is (an
-    # answer's own first call gets it too; its cells' time already had it)
-    header, result = subject.next(None if subject.relayed else START_SECONDS + subject.timeout)
-    subject.relayed += 1
+    # each call gets a cell's time limit, the first too (as a test cell's first call of the answer in the kernel): the
+    # worker started and ran its cells already, and imported its side of the calls before its first request
+    header, result = subject.next()
     while "callback" in header:
         try:
             send(subject.process.stdin, *called_back(header, result))
@@ -666,7 +665,6 @@ class _Replies:
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
-        self.relayed = 0  # the judge's calls relayed to it (``_relay``)
         self.before_answer: int | None = None  # the memory its processes held just before the answer cell ran
         self.before_answer_resident: int | None = None  # and all their resident memory then
         self.folders: tuple[str, ...] = ()  # its working folder, as this process sees it

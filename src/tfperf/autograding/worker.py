@@ -111,6 +111,7 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     its output read by the grading process; ``bytes``, ``traces``) replies with that reading; ``speed`` serves a
     function's samples (:mod:`tfperf.autograding.speed_samples`)."""
     from tfperf.autograding.check_kinds import PROBES
+    from tfperf.autograding.judged_calls import answer_call
     from tfperf.autograding.speed_samples import serve_samples
 
     while True:
@@ -119,7 +120,6 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
         except WorkerStopped:
             return
         if request.get("do") == "call":  # for the judge: tfperf.autograding.judge
-            from tfperf.autograding.judged_calls import answer_call
 
             def ask(message: dict, sent: list) -> tuple[dict, list]:  # a check's function called back
                 report(message, sent)
