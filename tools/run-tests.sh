@@ -85,12 +85,14 @@ echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
 # Then (2026-11-30, each part's --durations in its log): 547 s against 729 s, the browser's walks about 400 s of the
 # 729; test_autograding and test_judge moved here.
 # Then (2026-11-30, a clean clone of 2fcaca6): 521 s against 667 s, the browser's chapter walks about 400 s of the 667;
-# the browser's setup and profile-view tests (about 50 s, their own JupyterLab servers) moved here.
+# the browser's setup and profile-view tests (about 50 s, their own JupyterLab servers) moved here. Then 564 s against
+# 641 s; test_ceilings (16 s idle) and test_cli (19 s idle) moved here.
 BESIDE_CLASS_GRADING=(
   tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
   tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
   tests/unit/autograding/test_autograding.py tests/unit/autograding/test_judge.py
-  tests/browser/test_setups.py tests/browser/test_profile_views.py
+  tests/browser/test_setups.py tests/browser/test_profile_views.py tests/unit/measure/test_ceilings.py
+  tests/unit/test_cli.py
 )
 run_part classgrading -m "not alone" tests/classgrading tests/notebooks "${BESIDE_CLASS_GRADING[@]}" &
 first=$!
