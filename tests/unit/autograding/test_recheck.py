@@ -345,13 +345,13 @@ def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sam
         return 4 <= first <= 7 and verdict.second_look == 2 * first
 
     check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    stalled = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
+    stalled = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
     assert stalled.passed and second_look_doubled(stalled), stalled
     assert f"{stalled.second_look} of them taken again" in stalled.line()
-    hidden = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
+    hidden = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
     assert not hidden.passed and "worked while its inputs were made" in hidden.problem, hidden
     assert second_look_doubled(hidden), hidden
-    honest = recheck.recheck_one(check, _Timed(0.004), _SlowInputs(0.001, 0.1, stalled=0), pairs=7, target=2.0)
+    honest = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=0), pairs=7, target=2.0)
     assert honest.passed and honest.second_look == 0 and 4 <= len(honest.ratios) <= 7, honest
 
 
@@ -406,9 +406,9 @@ def test_every_compared_call_calls_back_as_due():
     """The calls of a function among the inputs are compared with those due, the unfixed code's worker says, on the
     same inputs: an answer that stops calling back once timed fails at the first timed pair, saying so."""
     check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    honest = recheck.recheck_one(check, _Timed(0.004), _QuietLater(0.001, right=10**6), pairs=7, target=2.0)
+    honest = recheck.recheck_one(check, _Timed(0.010), _QuietLater(0.001, right=10**6), pairs=7, target=2.0)
     assert honest.passed, honest
-    quiet = recheck.recheck_one(check, _Timed(0.004), _QuietLater(0.001, right=2), pairs=7, target=2.0)
+    quiet = recheck.recheck_one(check, _Timed(0.010), _QuietLater(0.001, right=2), pairs=7, target=2.0)
     assert not quiet.passed and len(quiet.ratios) == 0, quiet
     assert quiet.problem == "in a timed call, it called the function it was passed 0 times; 1 call was due"
 
@@ -423,9 +423,9 @@ def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     assert time.monotonic() - started < 1.5
     assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
     assert 1 <= len(verdict.ratios) < 7
-    honest = recheck.recheck_one(check, _Timed(0.004), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
-    # idle, settled after 4 of 7 pairs (4 above 2x); under load a pair can fall under 2x (1.44x beside the class
-    # grading tests once) and the verdict settles later
+    honest = recheck.recheck_one(check, _Timed(0.010), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
+    # idle, settled after 4 of 7 pairs (4 above 2x); under load a pair can fall under 2x (4 ms against 1 ms: 1.44x
+    # beside the class grading tests once; now 10 ms against 1 ms) and the verdict settles later
     assert honest.problem is None and honest.passed and 4 <= len(honest.ratios) <= 7, honest
     if len(honest.ratios) < 7:
         assert f"settled after {len(honest.ratios)} of 7 pairs" in honest.line()
@@ -433,16 +433,17 @@ def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
 
 @pytest.mark.parametrize(
     ("answer_seconds", "target", "passed", "pairs_taken"),
-    [(0.001, 2.0, True, 4), (0.008, 2.0, False, 4), (0.0018, 3.0, False, 11)],
+    [(0.0005, 2.0, True, range(4, 5)), (0.008, 2.0, False, range(4, 5)), (0.0018, 3.0, False, range(8, 22))],
 )
 def test_the_grading_process_stops_the_pairs_once_the_verdict_is_settled(answer_seconds, target, passed, pairs_taken):
-    """4 ms against 1 ms is 4x, above 2x; against 8 ms, 0.5x, below its square root: settled after 4 of 7 pairs. Against
-    1.8 ms, 2.2x, between the square root of 3x and 3x: all 7 pairs, then a closer look of up to 14 more, settled below
-    3x once 11 of the 21 are (after 4 more)."""
+    """4 ms against 0.5 ms is 8x, above 2x even with a sleep overslept by a millisecond under load; against 8 ms, 0.5x,
+    below its square root: settled after 4 of 7 pairs. Against 1.8 ms, 2.2x, between the square root of 3x and 3x:
+    all 7 pairs, then a closer look of up to 14 more, settled below 3x once 11 of the 21 are (after 4 more, idle;
+    a pair timed under load may take more)."""
     check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     verdict = recheck.recheck_one(check, _Timed(0.004), _Timed(answer_seconds), pairs=7, target=target)
     assert verdict.passed is passed and verdict.problem is None
-    assert len(verdict.ratios) == pairs_taken
+    assert len(verdict.ratios) in pairs_taken, verdict
 
 
 def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_path):

@@ -64,7 +64,7 @@ def test_a_fast_answer_passes_and_the_pairs_stop_once_settled():
 
 
 def test_every_pair_is_taken_where_asked_and_the_kernel_is_checked_between_pairs():
-    unfixed, answer = sides(sleeps(0.004), sleeps(0.001), inputs)
+    unfixed, answer = sides(sleeps(0.010), sleeps(0.001), inputs)
     checked = []
     verdict = speed_trial.trial(
         unfixed,
