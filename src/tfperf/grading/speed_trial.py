@@ -53,18 +53,17 @@ class Verdict:
 
     @property
     def measured(self) -> str:
-        """The median, the pairs and their range, each side's median time per call, and where the pairs stopped early."""
-        spread = f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x"
-        early = timing.settled_early(len(self.ratios), self.planned)
-        again = (
-            f" ({self.second_look} of them taken again: the inputs first took long to make)" if self.second_look else ""
-        )
-        times = (
-            f"; {_duration(self.seconds['answer'])} vs {_duration(self.seconds['baseline'])} per call"
+        """The median and the pairs, then in one parenthesis: their range, each side's median time per call, where the
+        pairs stopped early, and how many were taken again."""
+        details = [
+            f"{min(self.ratios):.2f}x-{max(self.ratios):.2f}x",
+            f"{_duration(self.seconds['answer'])} vs {_duration(self.seconds['baseline'])} per call"
             if self.seconds
-            else ""
-        )
-        return f"median speedup {self.median:.2f}x over {len(self.ratios)} pairs ({spread}{times}){early}{again}"
+            else "",
+            timing.settled_early(len(self.ratios), self.planned),
+            f"{self.second_look} of them taken again: the inputs first took long to make" if self.second_look else "",
+        ]
+        return f"median speedup {self.median:.2f}x over {len(self.ratios)} pairs ({'; '.join(d for d in details if d)})"
 
     def row(self, device_class: str) -> dict:
         """The row a speed check appends to its record (``TFPERF_RECORD``: ``tfperf calibrate``, the instructor's

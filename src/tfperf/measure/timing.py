@@ -337,4 +337,4 @@ def settled_early(taken: int, planned: int) -> str:
     """What a message adds when the pairs stopped once the verdict was settled: empty when all were taken."""
     if taken >= planned:
         return ""
-    return f" (settled after {taken} of {planned} pairs: the other {planned - taken} could not change the verdict)"
+    return f"settled after {taken} of {planned} pairs: the other {planned - taken} could not change the verdict"

@@ -259,7 +259,7 @@ def test_the_median_side_is_settled_by_more_than_half_of_the_planned_values():
     assert timing.median_side([1.0, 1.0, 9.0, 1.0], 5, 2.0) is False
     assert timing.median_side([3.0, 3.0, 3.0], 4, 2.0) is True  # even: both middle values among them
     assert timing.median_side([3.0, 3.0, 1.0, 1.0], 4, 2.0) is None  # the mean of 3 and 1 decides: not settled early
-    assert timing.settled_early(3, 5) == " (settled after 3 of 5 pairs: the other 2 could not change the verdict)"
+    assert timing.settled_early(3, 5) == "settled after 3 of 5 pairs: the other 2 could not change the verdict"
     assert timing.settled_early(5, 5) == ""
     assert timing.needs_a_closer_look(1.8, 3.0) and not timing.needs_a_closer_look(1.7, 3.0)  # the root of 3: 1.73
     assert not timing.needs_a_closer_look(3.0, 3.0) and not timing.needs_a_closer_look(0.85, 0.8)
