@@ -615,9 +615,12 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
         send(subject.process.stdin, request, arrays)
     except OSError:
         raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-    # each call gets a cell's time limit, the first too (as a test cell's first call of the answer in the kernel): the
-    # worker started and ran its cells already, and imported its side of the calls before its first request
-    header, result = subject.next()
+    # The worker started and ran its cells already (and imported judged_calls before its first request), but the
+    # answer's first call may trace it, convert it with AutoGraph through the restriction's guards and compile it: a
+    # margin of its own, at most the start's grace and no more than a cell's limit (so an endless first call at a
+    # short limit is stopped in twice that limit, not a minute later)
+    header, result = subject.next(None if subject.relayed else subject.timeout + min(START_SECONDS, subject.timeout))
+    subject.relayed += 1
     while "callback" in header:
         try:
             send(subject.process.stdin, *called_back(header, result))
@@ -665,6 +668,7 @@ class _Replies:
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
+        self.relayed = 0  # the judge's calls relayed to it (``_relay``)
         self.before_answer: int | None = None  # the memory its processes held just before the answer cell ran
         self.before_answer_resident: int | None = None  # and all their resident memory then
         self.folders: tuple[str, ...] = ()  # its working folder, as this process sees it

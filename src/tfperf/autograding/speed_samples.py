@@ -138,4 +138,4 @@ def serve_samples(
             else:
                 return request
         except BaseException:  # noqa: BLE001 (reported: the asking process decides)
-            reply({"error": traceback.format_exc(limit=3)})
+            reply({"error": traceback.format_exc(limit=-4)})  # the innermost frames: the answer's, where it failed

@@ -449,6 +449,7 @@ class LocalSide:
         if do == "prepare":
             self.samples.prepare([int(seed) for seed in request["seeds"]])
         elif do == "run":
+            device.sync()  # work queued before (the inputs' making) fails here, not as the function's error
             try:
                 self.samples.run(request.get("count"), around=self._quietly)
             except GradingFailure:
