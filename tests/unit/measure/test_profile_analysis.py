@@ -105,6 +105,7 @@ def test_the_slowest_stage_is_one_that_does_the_pipelines_work():
     assert wait.slowest_stage() == ("Iterator::Root::Prefetch::BatchV2::FlatMap[0]::Generator", 0.6)
 
 
+@pytest.mark.alone  # it counts other processes' CPU: another part's tests running beside it are counted too
 def test_the_cpu_other_processes_use_during_a_span_is_measured():
     """A busy process beside this one, not its child: its core's worth is counted as another process's; this
     process's own spin, and its child's, are not."""
