@@ -73,20 +73,9 @@ cat test-artifacts/pytest-roundtrip.log
 note roundtrip $code
 
 echo "== 2/2: class grading and notebooks, beside browser, unit and style tests"
-# Unit tests that grade real chapters out of the kernel run beside class grading, which is otherwise the shorter part:
-# test_outside (about 110 s) and test_recheck (80 s). Measured 2026-11-27
-# in a clean clone: 779 s against 833 s with test_recheck and test_forkserver in the other part, before class grading's
-# fork servers stopped preloading TensorFlow for its toy course (about 5 s of a core a grading run).
-# Then, with those fork servers bare: 788 s against 675 s; test_forkserver (35 s) and test_report (31 s) moved back.
-# Then, with jsonschema 4.23 (1 s less for every process that imports nbformat or the course, the class-grading part
-# most): 521 s against 664 s; test_forkserver (30 s), test_report (25 s) and test_grading_guard (20 s) moved here.
-# Then (2026-11-29, a 2-CPU AMD EPYC without AVX-512): 981 s against 1129 s; the diagnosis clinic (about 65 s) came here;
-# later it ran alone (a script of it was named input-bound under the other part's load).
-# Then (2026-11-30, each part's --durations in its log): 547 s against 729 s, the browser's walks about 400 s of the
-# 729; test_autograding and test_judge moved here.
-# Then (2026-11-30, a clean clone of 2fcaca6): 521 s against 667 s, the browser's chapter walks about 400 s of the 667;
-# the browser's setup and profile-view tests (about 50 s, their own JupyterLab servers) moved here. Then 564 s against
-# 641 s; test_ceilings (16 s idle) and test_cli (19 s idle) moved here.
+# Tests named here run beside class grading instead of in the other part, so that the two processes end together: move
+# tests by the seconds each part's log reports (--durations), and write the split's history, with its measurements, in
+# docs/measurements-grading.md ("How the second part is split").
 BESIDE_CLASS_GRADING=(
   tests/unit/autograding/test_outside.py tests/unit/autograding/test_recheck.py
   tests/unit/autograding/test_forkserver.py tests/unit/authoring/test_report.py tests/unit/grading/test_grading_guard.py
