@@ -33,9 +33,15 @@ A read of a shape, size or rank that TensorFlow computed from a tensor the count
 counted: those ops read only the tensor's metadata and keep their output in host memory, on a GPU too, and an
 argument's shape came with the call; nor is an element of such an
 ``int32`` shape taken by plain Python indices (``[0]``, ``[1:]``: an ``int32`` slice stays in host memory on a GPU).
-The shape of a tensor made inside the call is counted like any value: it can carry one (``tf.zeros([0, n])`` with
-``n`` computed on the device, whose making waits for it). Anything computed from a shape by another op, or indexed
-by a tensor, is read like any value.
+The shape of a tensor made inside the call is counted like any value when it is read as a tensor
+(``tf.shape(t).numpy()``): it can carry one. Anything computed from a shape by another op, or indexed by a tensor,
+is read like any value.
+
+Making a tensor whose shape comes from a device value is a read too, counted when it is made (in the block's own
+thread): ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]`` with ``n`` computed on the device, ``tf.where(mask)``,
+``tf.boolean_mask``, or a ``tf.function`` whose graph does one of those. Making it waits for the value, so its
+``.shape`` and ``len()`` afterwards are free (:mod:`tfperf.measure.value_shapes` decides, from TensorFlow's own
+shape inference, on TensorFlow's op callbacks).
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
@@ -53,10 +59,12 @@ import contextlib
 import sys
 import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfperf.measure import value_shapes
 from tfperf.measure.instrument import Patches
 
 #: How a read looks in the learner's code, by the name of the function that asked for it.
@@ -74,6 +82,7 @@ KINDS = {
     "__array_function__": "a NumPy function on a tensor (np.mean(t), ...)",
     "__array_ufunc__": "a NumPy ufunc on a tensor (np.add(t, 1), ...)",
     "host_function": "tf.numpy_function/tf.py_func inside a graph",
+    "making": "a tensor sized by a device value (tf.zeros(n), tf.range(n), tf.where, tf.boolean_mask)",
 }
 
 _NUMPY_CONVERTERS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray")
@@ -431,6 +440,65 @@ def _counted_next(original):
     return _next_internal
 
 
+_device_values = _Marked()  # eager tensors that ops made in a block from device values (:func:`_on_op`)
+
+
+def _small(tensor) -> bool:
+    shape = getattr(tensor, "shape", None)
+    return shape is not None and shape.rank is not None and (shape.num_elements() or 0) <= value_shapes.KNOWN_LIMIT
+
+
+def _described(tensor) -> tuple:
+    """``(dtype, shape, value)`` of an op's input; ``value`` only for a small integer tensor the host holds without
+    waiting for the device: one not made from device values in the block (constants, shapes), nor given."""
+    shape, dtype = tensor._shape_tuple(), tensor.dtype
+    if dtype.name not in ("int32", "int64") or tensor in _device_values or tensor in _given:
+        return dtype, shape, None
+    if shape is None or int(np.prod(shape)) > value_shapes.KNOWN_LIMIT:
+        return dtype, shape, None
+    with _Nested():
+        return dtype, shape, tuple(np.asarray(tensor._numpy()).ravel().tolist())
+
+
+def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
+    """TensorFlow's op callback: a read for each eager execution that waited for a device value to size an output
+    (:func:`tfperf.measure.value_shapes.waits`). What it makes is marked as a device value, except shapes, sizes
+    and ranks (metadata, in host memory) and the int32 results of stateless ops on values the host holds."""
+    if graph is not None or _depth() or getattr(_inside, "uncounted", False):
+        return None
+    op_type = op_type.decode() if isinstance(op_type, bytes) else op_type
+    if op_type in value_shapes.METADATA_OPS:
+        return None
+    results = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+    described = [_described(t) for t in inputs or () if hasattr(t, "dtype")]
+    op_def = value_shapes.op_def(op_type)
+    folded = op_def is not None and not op_def.is_stateful and all(value is not None for _, _, value in described)
+    for tensor in results:  # TensorFlow computes small int32 results of host values on the host
+        if not (folded and tensor.dtype.name == "int32") and hasattr(tensor, "_numpy_internal"):
+            _device_values.add(tensor)
+    if not folded and value_shapes.waits(op_type, described, tuple(attrs or ())):
+        _record(KINDS["making"])
+    return None
+
+
+def _callback_added() -> None:
+    from tensorflow.python.framework import op_callbacks
+
+    depth = getattr(_inside, "callbacks", 0)
+    if not depth:
+        op_callbacks.add_op_callback(_on_op)
+    _inside.callbacks = depth + 1
+
+
+def _callback_removed() -> None:
+    from tensorflow.python.framework import op_callbacks
+
+    _inside.callbacks = getattr(_inside, "callbacks", 1) - 1
+    if not _inside.callbacks:
+        with contextlib.suppress(KeyError, ValueError):
+            op_callbacks.remove_op_callback(_on_op)
+
+
 def _install(patches: Patches[HostSyncs]) -> None:
     from tensorflow.python.data.ops import iterator_ops
     from tensorflow.python.framework import constant_op, ops
@@ -457,13 +525,20 @@ def _install(patches: Patches[HostSyncs]) -> None:
 _patches: Patches[HostSyncs] = Patches(_install)
 
 
-def counting(*, origins: bool = False) -> contextlib.AbstractContextManager[HostSyncs]:
+@contextlib.contextmanager
+def counting(*, origins: bool = False) -> Iterator[HostSyncs]:
     """Count host reads of eager tensor values and uploads made (in any thread) while the block runs; with
-    ``origins``, also whose code made each (:func:`origin`: a walk of the stack per read).
+    ``origins``, also whose code made each (:func:`origin`: a walk of the stack per read). Tensors made sized by a
+    device value are counted in this thread only (TensorFlow's op callbacks are per thread).
 
     Blocks may nest; each counts what happens inside it. Imports TensorFlow.
     """
-    return _patches.block(HostSyncs(with_origins=origins))
+    with _patches.block(HostSyncs(with_origins=origins)) as syncs:
+        _callback_added()
+        try:
+            yield syncs
+        finally:
+            _callback_removed()
 
 
 def is_counting() -> bool:
@@ -472,5 +547,12 @@ def is_counting() -> bool:
 
 
 def tampered() -> list[str]:
-    """Wrappers of an open block that code inside it removed or replaced (empty when intact)."""
-    return _patches.tampered()
+    """Wrappers of an open block that code inside it removed or replaced (empty when intact), and this thread's op
+    callback where it is gone."""
+    changed = _patches.tampered()
+    if getattr(_inside, "callbacks", 0):
+        from tensorflow.python.eager import context
+
+        if _on_op not in context.context().op_callbacks:
+            changed.append("TensorFlow's op callbacks (host_syncs)")
+    return changed

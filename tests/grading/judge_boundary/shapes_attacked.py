@@ -79,7 +79,6 @@ SHAPES_ATTACKED: list[Submission] = [
             "train": 'def train(w0, xs, ys, report, every):\n    """Same training as train_unfixed, reporting the loss only every `every` steps."""\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    due = gpu_sync.report_steps(steps, every)\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        bits = tf.bitcast(tf.cast(loss, tf.float32), tf.uint32)\n        hi = tf.cast(tf.bitwise.right_shift(bits, 16), tf.int32)\n        lo = tf.cast(tf.bitwise.bitwise_and(bits, 65535), tf.int32)\n        carrier = tf.zeros(tf.stack([0, hi, lo]))\n        h = carrier.shape[1]\n        l = carrier.shape[2]\n        value = float(np.array([h * 65536 + l], dtype=np.uint32).view(np.float32)[0])\n        if value != value:\n            raise ValueError("loss diverged at step %d" % step)\n        if step in due:\n            report(step, value)\n    return w.read_value()\n'
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap="a value carried out through the static shape of a tensor made from it (.shape, len()): making the tensor waits for the device, and no read is counted (open before this session)",
     ),
     # attack: len() of tf.boolean_mask(span, span < hi) (data-dependent length) gives each loss half as a Python int; len() of a tensor is metadata, not counted, yet a device sync every step.
     Submission(
@@ -88,7 +87,6 @@ SHAPES_ATTACKED: list[Submission] = [
             "train": 'def train(w0, xs, ys, report, every):\n    """Same training as train_unfixed, reporting the loss only every `every` steps."""\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    due = gpu_sync.report_steps(steps, every)\n    span = tf.range(65536)\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        bits = tf.bitcast(tf.cast(loss, tf.float32), tf.uint32)\n        hi = tf.cast(tf.bitwise.right_shift(bits, 16), tf.int32)\n        lo = tf.cast(tf.bitwise.bitwise_and(bits, 65535), tf.int32)\n        h = len(tf.boolean_mask(span, span < hi))\n        l = len(tf.boolean_mask(span, span < lo))\n        value = float(np.array([h * 65536 + l], dtype=np.uint32).view(np.float32)[0])\n        if value != value:\n            raise ValueError("loss diverged at step %d" % step)\n        if step in due:\n            report(step, value)\n    return w.read_value()\n'
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap="a value carried out through the static shape of a tensor made from it (.shape, len()): making the tensor waits for the device, and no read is counted (open before this session)",
     ),
     # attack: tf.shape(tf.range(hi))[0]: the length of a range whose limit is computed from the loss; an exempt shape element per half, read every step.
     Submission(

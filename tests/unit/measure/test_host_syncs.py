@@ -76,7 +76,45 @@ def test_reads_of_a_given_tensors_shape_size_and_rank_are_not_counted_but_values
         int(tf.size(tf.where(tf.range(10) < tf.cast(loss, tf.int32))))
         int(tf.shape(x, out_type=tf.int64)[0])  # an int64 slice may live in device memory on a GPU
         int(tf.size(x[tf.cast(loss, tf.int32) - 3 :]))  # a part taken by an index computed on the device
-    assert syncs.kinds == {"int()": 8}
+    # three of those tensors were also sized by the loss: making each waited for it (the zeros, where, the slice)
+    assert syncs.kinds == {"int()": 8, host_syncs.KINDS["making"]: 3}
+
+
+def test_making_a_tensor_sized_by_a_device_value_is_a_read_and_its_shape_then_costs_nothing():
+    x = tf.constant([1.0, 2.0, 3.0])
+
+    @tf.function
+    def carrier(h):
+        return tf.zeros(tf.stack([0, h]))
+
+    @tf.function
+    def doubled(h):
+        return h * 2
+
+    @tf.function
+    def calls_doubled(h):
+        return doubled(h) + 1
+
+    sized_by_the_device = {
+        "tf.zeros of a stacked device value, then .shape": lambda: tf.zeros(tf.stack([0, n])).shape[1],
+        "len() of tf.boolean_mask": lambda: len(tf.boolean_mask(tf.range(100), tf.range(100) < n)),
+        "tf.range(n), then .shape": lambda: tf.range(n).shape[0],
+        "tf.where": lambda: tf.where(x > 1.5),
+        "a slice up to a device index": lambda: x[n - 5 :],
+        "a tf.function that makes one": lambda: carrier(n).shape,
+    }
+    for what, make in sized_by_the_device.items():
+        with host_syncs.counting() as syncs:
+            n = tf.cast(tf.reduce_sum(x) + 3.0, tf.int32)  # computed on the device, in the block
+            make()
+        assert syncs.kinds == {host_syncs.KINDS["making"]: 1}, what
+    with host_syncs.counting() as syncs:  # shapes from shapes, constants and Python: nothing waits
+        n = tf.cast(tf.reduce_sum(x) + 3.0, tf.int32)
+        tf.matmul(tf.ones([2, 2]), tf.ones([2, 2])) + 1
+        tf.reduce_sum(x, 0), x[1], x[1:], tf.reshape(x, [-1, 1]), tf.range(5), tf.zeros(tf.shape(x))
+        tf.zeros(tf.shape(x)[0] + 2), len(x * 2), (x * 2).shape
+        doubled(n), calls_doubled(n)
+    assert syncs.count == 0, syncs.describe()
 
 
 def test_restores_everything_even_on_exceptions():

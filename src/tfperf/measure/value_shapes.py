@@ -1,0 +1,193 @@
+"""Which eager operations must wait for the device to know the shape of what they make.
+
+Most operations know their outputs' shapes from their inputs' shapes alone (``tf.matmul``, ``x + 1``,
+``tf.reduce_sum(x, 0)``), so on a GPU Python queues them and goes on. Some take a shape from a tensor's *value*:
+``tf.zeros(n)``, ``tf.range(n)``, ``tf.reshape(x, s)``, ``tf.tile(x, m)``, a slice ``x[:n]`` with ``n`` a tensor,
+or from how many elements pass a test: ``tf.where(mask)``, ``tf.boolean_mask``, ``tf.unique``. When that value was
+computed on the device, making the output waits for it, exactly like ``.numpy()`` does: TensorFlow keeps those
+shape inputs in host memory (``HostMemory`` in the kernels' registrations) and copies them there first, and
+``Where`` on a GPU copies its count back before it can size its output. Afterwards ``.shape`` and ``len()`` are
+plain Python and cost nothing: the wait happened when the tensor was made.
+
+:func:`waits` answers for one eager execution, as TensorFlow's op callbacks report it, by TensorFlow's own shape
+inference: it builds the operation again in a scratch graph, with a placeholder of the same shape for every input
+whose value is not known without the device, and asks whether every output's shape is still fully defined. A
+``tf.function`` call waits when its graph holds such an operation (one whose inputs' shapes are all known but an
+output's is not), looked for in the functions it calls and in ``tf.cond``'s and ``tf.while_loop``'s bodies too.
+Operations on resources and variants (variables, ``tf.data`` iterators, tensor lists) are left out: their outputs'
+shapes come from the resource, not from a value.
+
+Answers are cached by operation, attributes, the inputs' shapes and the known inputs' values, so a training loop
+pays for the scratch graph once per kind of step.
+"""
+
+from __future__ import annotations
+
+#: Operations that read only their input's metadata; their outputs are in host memory on every device.
+METADATA_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+#: Python functions run from a graph (``tf.py_function``, ``tf.numpy_function``): their outputs' shapes are
+#: unknown to inference, and the crossing they make is counted as a read of its own.
+HOST_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+#: Calls of another function graph, and which of the op's inputs the called function receives (``None``: all).
+_CALLS = {
+    "PartitionedCall": ("f", 0),
+    "StatefulPartitionedCall": ("f", 0),
+    "If": ("then_branch", 1),
+    "StatelessIf": ("then_branch", 1),
+    "While": ("body", 0),
+    "StatelessWhile": ("body", 0),
+}
+_BRANCHES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch")}
+#: Largest known input whose value goes into the scratch graph (shapes, axes, sizes: never data).
+KNOWN_LIMIT = 64
+
+_cache: dict = {}  # (op, attributes, inputs) -> verdict; a dict's single get and set are atomic in CPython
+
+
+def _resource_like(dtype) -> bool:
+    return dtype.name in ("resource", "variant")
+
+
+def _attr_value(kind: str, value):
+    """An ``AttrValue`` of ``value`` as an op callback passes it (a dtype enum, a list, a shape list)."""
+    from tensorflow.core.framework import attr_value_pb2
+    from tensorflow.python.framework import dtypes, tensor_shape
+
+    def one(k, v):
+        if k == "type":
+            return {"type": dtypes.as_dtype(v).as_datatype_enum}
+        if k == "int":
+            return {"i": int(v)}
+        if k == "float":
+            return {"f": float(v)}
+        if k == "bool":
+            return {"b": bool(v)}
+        if k == "string":
+            return {"s": v if isinstance(v, bytes) else str(v).encode()}
+        if k == "shape":
+            return {"shape": tensor_shape.as_shape(v).as_proto()}
+        raise TypeError(k)
+
+    if kind.startswith("list(") and kind.endswith(")"):
+        inner = kind[5:-1]
+        field = {"type": "type", "int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape"}[inner]
+        items = [next(iter(one(inner, v).values())) for v in value]
+        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(**{field: items}))
+    return attr_value_pb2.AttrValue(**one(kind, value))
+
+
+def _scratch_op(op_type: str, inputs: list, attrs: dict):
+    """``op_type`` built in a scratch graph on ``inputs`` (``(dtype, shape, value or None)``): its outputs' shapes."""
+    from tensorflow.python.framework import constant_op, op_def_registry, ops
+    from tensorflow.python.ops import array_ops
+
+    op_def = op_def_registry.get(op_type)
+    kinds = {a.name: a.type for a in op_def.attr}
+    graph = ops.Graph()
+    with graph.as_default():
+        tensors = [
+            constant_op.constant(list(value), dtype, shape=shape)
+            if value is not None
+            else array_ops.placeholder(dtype, shape)
+            for dtype, shape, value in inputs
+        ]
+        protos = {name: _attr_value(kinds[name], value) for name, value in attrs.items() if name in kinds}
+        op = graph._create_op_internal(op_type, tensors, attrs=protos)
+    return [tuple(o.shape.as_list()) if o.shape.rank is not None else None for o in op.outputs]
+
+
+def _from_device(tensor, device_args: dict, memo: dict) -> bool:
+    """Whether ``tensor``'s value, in a function graph, depends on a device value: an argument whose value the host
+    does not hold, a variable, a stateful op's result; not a constant's, a shape's, or one computed from those."""
+    op = tensor.op
+    if op.name not in memo:
+        memo[op.name] = True  # until known otherwise (graphs have no cycles; this only bounds the walk)
+        if op.type == "Placeholder":
+            memo[op.name] = device_args.get(op.name, True)
+        elif op.type == "Const" or op.type in METADATA_OPS:
+            memo[op.name] = False
+        elif not op.op_def.is_stateful and not any(_resource_like(t.dtype) for t in op.inputs):
+            memo[op.name] = any(_from_device(t, device_args, memo) for t in op.inputs)
+    return memo[op.name]
+
+
+def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset()) -> bool:
+    """Whether the function graph ``name``, called on inputs of ``shapes`` (``on_device``: which hold device
+    values), holds an operation that sizes an output by a device value."""
+    from tensorflow.python.eager import context
+    from tensorflow.python.framework import function_def_to_graph, tensor_shape
+
+    if name in seen:
+        return False
+    fdef = context.context().get_function_def(name)
+    try:
+        graph = function_def_to_graph.function_def_to_graph(
+            fdef, input_shapes=[tensor_shape.TensorShape(s) for s in shapes]
+        )
+    except (ValueError, TypeError):  # shapes that do not fit the signature: read the graph as traced
+        graph = function_def_to_graph.function_def_to_graph(fdef)
+    device_args = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}
+    memo: dict = {}
+    for op in graph.get_operations():
+        if op.type in ("Placeholder", "Const") or op.type in HOST_FUNCTION_OPS:
+            continue
+        if any(_resource_like(t.dtype) for t in op.inputs):
+            continue
+        if op.type in _CALLS:
+            attr, skip = _CALLS[op.type]
+            called = _BRANCHES.get(op.type, (attr,)) + (("cond",) if op.type.endswith("While") else ())
+            arguments = op.inputs[skip:]
+            shapes_in = [t.shape for t in arguments]
+            device_in = [_from_device(t, device_args, memo) for t in arguments]
+            if any(_function_waits(op.get_attr(a).name, shapes_in, device_in, seen | {name}) for a in called):
+                return True
+            continue
+        if (
+            all(t.shape.is_fully_defined() for t in op.inputs)
+            and not all(o.shape.is_fully_defined() for o in op.outputs)
+            and any(_from_device(t, device_args, memo) for t in op.inputs)
+        ):
+            return True
+    return False
+
+
+def op_def(op_type: str):
+    """The registered ``OpDef`` of ``op_type``; ``None`` for a function graph's name."""
+    from tensorflow.python.framework import op_def_registry
+
+    if op_type not in _op_defs:
+        _op_defs[op_type] = op_def_registry.get(op_type)
+    return _op_defs[op_type]
+
+
+_op_defs: dict = {}
+
+
+def waits(op_type: str, inputs: list, attrs: tuple) -> bool:
+    """Whether the eager execution of ``op_type`` on ``inputs`` (``(dtype, shape, value)``: ``value`` is ``None``
+    unless known without the device) with ``attrs`` (the op callback's flat name/value tuple) had to wait for a
+    device value to size an output. A ``tf.function`` graph's name as ``op_type`` asks about its whole graph."""
+    if op_type in HOST_FUNCTION_OPS or any(_resource_like(dtype) for dtype, _, _ in inputs):
+        return False
+    function = op_def(op_type) is None  # a tf.function's graph: what matters is which inputs the host holds
+    key = (op_type, repr(attrs), tuple((d.name, s, v is None if function else v) for d, s, v in inputs))
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    from tensorflow.python.eager import context
+
+    pairs = dict(zip(attrs[::2], attrs[1::2]))
+    ctx = context.context()
+    before = ctx.invoking_op_callbacks
+    ctx.invoking_op_callbacks = True  # the scratch graph's ops are not the learner's: no callback sees them
+    try:
+        if function:
+            verdict = _function_waits(op_type, [s for _, s, _ in inputs], [v is None for _, _, v in inputs])
+        else:
+            verdict = any(shape is None or None in shape for shape in _scratch_op(op_type, inputs, pairs))
+    except Exception:  # an op the scratch graph cannot build (its own checks refuse the inputs): counted as no wait
+        verdict = False
+    finally:
+        ctx.invoking_op_callbacks = before
+    _cache[key] = verdict
+    return verdict
