@@ -3,7 +3,7 @@
 - ``instrument``: ``Patches``: patch TensorFlow functions while counting (install on first entry,
   restore on last), and notice when a patch is undone.
 - ``value_shapes``: ``waits(op, inputs, attrs)``: whether an eager op (or a ``tf.function`` call) waited for a device
-  value to size what it made, by TensorFlow's shape inference.
+  value to size what it made or to branch, by TensorFlow's shape inference; ``to_host``: text or datasets of one.
 - ``host_syncs``: ``counting()``: host reads of tensor values (the sync points) and NumPy uploads in a block.
 - ``traces``: ``counting()``: the traces of every ``tf.function`` in a block.
 - ``op_counts``: ``counting()``: the ops and tf.function graphs that run in a block (TensorFlow's op callbacks).

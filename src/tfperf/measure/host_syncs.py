@@ -37,19 +37,27 @@ The shape of a tensor made inside the call is counted like any value when it is 
 (``tf.shape(t).numpy()``): it can carry one. Anything computed from a shape by another op, or indexed by a tensor,
 is read like any value.
 
-Making a tensor whose shape comes from a device value is a read too, counted when it is made (in the block's own
-thread): ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]`` with ``n`` computed on the device, ``tf.where(mask)``,
-``tf.boolean_mask``, or a ``tf.function`` whose graph does one of those. Making it waits for the value, so its
-``.shape`` and ``len()`` afterwards are free (:mod:`tfperf.measure.value_shapes` decides, from TensorFlow's own
-shape inference, on TensorFlow's op callbacks).
+Some eager ops read a device value on the host without any of those calls; each is counted as a read when it runs
+(in the block's own thread, by an op callback), where it had a value made in the block from device values (or a
+given tensor) as input:
+
+- making a tensor whose shape comes from the value: ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]``, ``tf.where(mask)``,
+  ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
+  :mod:`tfperf.measure.value_shapes` decides, from TensorFlow's own shape inference. Making it waits for the value,
+  so its ``.shape`` and ``len()`` afterwards are free;
+- making text or a ``tf.data`` dataset of it (no GPU keeps strings; tf.data's ops run on the host);
+- checking it: ``tf.debugging.check_numerics``, ``tf.debugging.Assert`` (their GPU kernels wait for their verdict);
+- an op's ``InvalidArgumentError``, raised while executing eagerly: the error tells the host about the value.
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
 hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
 ``convert_to_eager_tensor``, the ``tf.data`` iterator, the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
 ``Rank``) and a tensor's indexing (``__getitem__``), which mark what they return, are wrapped; the originals come
-back when the last block ends. Not seen: ``memoryview(t)`` and other readers of the C
-buffer protocol (the course's static screen flags them in graded answers).
+back when the last block ends; and each block's thread has an op callback (:func:`_on_op`) for the tensors made.
+Not seen: ``memoryview(t)`` and other readers of the C buffer protocol (the course's static screen flags them in
+graded answers), and ops on resources and variants (a variable's, a ``tf.data`` iterator's, a tensor list's shape
+comes from the resource, which :mod:`tfperf.measure.value_shapes` does not follow).
 """
 
 from __future__ import annotations
@@ -82,7 +90,10 @@ KINDS = {
     "__array_function__": "a NumPy function on a tensor (np.mean(t), ...)",
     "__array_ufunc__": "a NumPy ufunc on a tensor (np.add(t, 1), ...)",
     "host_function": "tf.numpy_function/tf.py_func inside a graph",
-    "making": "a tensor sized by a device value (tf.zeros(n), tf.range(n), tf.where, tf.boolean_mask)",
+    "making": "a wait to size a tensor or pick a branch (tf.zeros(n), tf.where, tf.boolean_mask, tf.cond)",
+    "to_host": "text or a tf.data dataset made of a device value (tf.strings, tf.data.Dataset.from_tensors)",
+    "check": "a check of a device value (tf.debugging.check_numerics, tf.debugging.Assert)",
+    "error": "an op's error on a value (a failed check, a bad index or shape)",
 }
 
 _NUMPY_CONVERTERS = ("asarray", "array", "asanyarray", "ascontiguousarray", "asfortranarray")
@@ -448,11 +459,11 @@ def _small(tensor) -> bool:
     return shape is not None and shape.rank is not None and (shape.num_elements() or 0) <= value_shapes.KNOWN_LIMIT
 
 
-def _described(tensor) -> tuple:
+def _described(tensor, on_device: bool) -> tuple:
     """``(dtype, shape, value)`` of an op's input; ``value`` only for a small integer tensor the host holds without
     waiting for the device: one not made from device values in the block (constants, shapes), nor given."""
     shape, dtype = tensor._shape_tuple(), tensor.dtype
-    if dtype.name not in ("int32", "int64") or tensor in _device_values or tensor in _given:
+    if on_device or dtype.name not in ("int32", "int64"):
         return dtype, shape, None
     if shape is None or int(np.prod(shape)) > value_shapes.KNOWN_LIMIT:
         return dtype, shape, None
@@ -461,24 +472,52 @@ def _described(tensor) -> tuple:
 
 
 def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
-    """TensorFlow's op callback: a read for each eager execution that waited for a device value to size an output
-    (:func:`tfperf.measure.value_shapes.waits`). What it makes is marked as a device value, except shapes, sizes
+    """TensorFlow's op callback: a read for each eager execution on a device value that waited for it: to size an
+    output or pick a branch (:func:`tfperf.measure.value_shapes.waits`), or to make text or a ``tf.data`` dataset of
+    it (strings and datasets live in host memory). What it makes is marked as a device value, except shapes, sizes
     and ranks (metadata, in host memory) and the int32 results of stateless ops on values the host holds."""
     if graph is not None or _depth() or getattr(_inside, "uncounted", False):
         return None
     op_type = op_type.decode() if isinstance(op_type, bytes) else op_type
+    _inside.error = None
     if op_type in value_shapes.METADATA_OPS:
         return None
     results = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
-    described = [_described(t) for t in inputs or () if hasattr(t, "dtype")]
+    tensors = [t for t in inputs or () if hasattr(t, "dtype")]
+    on_device = [t in _device_values or t in _given for t in tensors]
     op_def = value_shapes.op_def(op_type)
-    folded = op_def is not None and not op_def.is_stateful and all(value is not None for _, _, value in described)
+    stateless = op_def is not None and not op_def.is_stateful
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
-        if not (folded and tensor.dtype.name == "int32") and hasattr(tensor, "_numpy_internal"):
+        if (any(on_device) or not stateless or tensor.dtype.name != "int32") and hasattr(tensor, "_numpy_internal"):
             _device_values.add(tensor)
-    if not folded and value_shapes.waits(op_type, described, tuple(attrs or ())):
+    if not any(on_device):
+        return None
+    if op_type in value_shapes.CHECKS:
+        _record(KINDS["check"])
+    elif op_def is not None and value_shapes.to_host(
+        op_type, [t.dtype for t, d in zip(tensors, on_device) if d], results
+    ):
+        _record(KINDS["to_host"])
+    elif value_shapes.waits(op_type, [_described(t, d) for t, d in zip(tensors, on_device)], tuple(attrs or ())):
         _record(KINDS["making"])
     return None
+
+
+def _eagerly() -> bool:
+    from tensorflow.python.eager import context
+
+    return context.executing_eagerly()
+
+
+def _counted_error(original):
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        message = getattr(self, "message", None)
+        if _patches.active and message != getattr(_inside, "error", None) and _eagerly():  # not while tracing
+            _inside.error = message  # until the next op runs (:func:`_on_op`)
+            _record(KINDS["error"])  # an op refused a value: the host learned something about it
+
+    return __init__
 
 
 def _callback_added() -> None:
@@ -501,7 +540,7 @@ def _callback_removed() -> None:
 
 def _install(patches: Patches[HostSyncs]) -> None:
     from tensorflow.python.data.ops import iterator_ops
-    from tensorflow.python.framework import constant_op, ops
+    from tensorflow.python.framework import constant_op, errors_impl, ops
     from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.ops import array_ops, gen_array_ops, script_ops
 
@@ -520,6 +559,7 @@ def _install(patches: Patches[HostSyncs]) -> None:
                 {"gen_array_ops": gen_array_ops, "array_ops": array_ops}[module], name, _marking_shape_values
             )
     patches.replace(tensor_lib.Tensor, "__getitem__", _indexing_shape_values)
+    patches.replace(errors_impl.InvalidArgumentError, "__init__", _counted_error)
 
 
 _patches: Patches[HostSyncs] = Patches(_install)

@@ -1,4 +1,4 @@
-"""Which eager operations must wait for the device to know the shape of what they make.
+"""Which eager operations and ``tf.function`` calls wait for a device value: to size what they make, or to branch.
 
 Most operations know their outputs' shapes from their inputs' shapes alone (``tf.matmul``, ``x + 1``,
 ``tf.reduce_sum(x, 0)``), so on a GPU Python queues them and goes on. Some take a shape from a tensor's *value*:
@@ -13,15 +13,20 @@ plain Python and cost nothing: the wait happened when the tensor was made.
 inference: it builds the operation again in a scratch graph, with a placeholder of the same shape for every input
 whose value is not known without the device, and asks whether every output's shape is still fully defined. A
 ``tf.function`` call waits when its graph holds such an operation (one whose inputs' shapes are all known but an
-output's is not), looked for in the functions it calls and in ``tf.cond``'s and ``tf.while_loop``'s bodies too.
-Operations on resources and variants (variables, ``tf.data`` iterators, tensor lists) are left out: their outputs'
-shapes come from the resource, not from a value.
+output's is not, and whose inputs depend on device values; where the inputs' shapes are not all known, one of
+:data:`VALUE_SIZED` whose sizing inputs do), looked for in the functions it calls and in ``tf.cond``'s and
+``tf.while_loop``'s bodies too; or a ``tf.cond`` or ``tf.while_loop`` whose predicate depends on a device value (on a
+GPU, ``Switch`` and ``LoopCond`` keep the predicate in host memory), or a check (:data:`CHECKS`) of one. Ops on
+resources (variables, ``tf.data`` iterators, lookup tables) are left out: their outputs' shapes come from the
+resource, not from a value.
 
 Answers are cached by operation, attributes, the inputs' shapes and the known inputs' values, so a training loop
 pays for the scratch graph once per kind of step.
 """
 
 from __future__ import annotations
+
+import re
 
 #: Operations that read only their input's metadata; their outputs are in host memory on every device.
 METADATA_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
@@ -42,10 +47,6 @@ _BRANCHES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch"
 KNOWN_LIMIT = 64
 
 _cache: dict = {}  # (op, attributes, inputs) -> verdict; a dict's single get and set are atomic in CPython
-
-
-def _resource_like(dtype) -> bool:
-    return dtype.name in ("resource", "variant")
 
 
 def _attr_value(kind: str, value):
@@ -91,9 +92,29 @@ def _scratch_op(op_type: str, inputs: list, attrs: dict):
             else array_ops.placeholder(dtype, shape)
             for dtype, shape, value in inputs
         ]
-        protos = {name: _attr_value(kinds[name], value) for name, value in attrs.items() if name in kinds}
+        protos = {}
+        for name, value in attrs.items():
+            if name in kinds and value is not None:  # None: the op's default (an unset optional attribute)
+                protos[name] = _attr_value(kinds[name], value)
         op = graph._create_op_internal(op_type, tensors, attrs=protos)
     return [tuple(o.shape.as_list()) if o.shape.rank is not None else None for o in op.outputs]
+
+
+#: Ops that read a resource the device holds (a variable): their results are device values. Other ops on resources
+#: (``tf.data`` iterators, lookup tables) run on the host, and what they give is the host's.
+_DEVICE_RESOURCE_READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
+#: Ops whose output's size is set by the values of their inputs at these positions (``None``: any input): what a
+#: graph is searched for where its shapes are not all known (a ``tf.function`` traced with ``None`` dimensions).
+VALUE_SIZED = {
+    **dict.fromkeys(
+        ("Where", "Unique", "UniqueV2", "UniqueWithCounts", "UniqueWithCountsV2", "DynamicPartition"), None
+    ),
+    **dict.fromkeys(("ListDiff", "TensorListStack", "TensorListGather", "TensorListConcatV2"), None),
+    **{"Range": (0, 1, 2), "Fill": (0,), "Empty": (0,), "Reshape": (1,), "Tile": (1,), "BroadcastTo": (1,)},
+    **{"Pad": (1,), "PadV2": (1,), "MirrorPad": (1,), "Slice": (1, 2), "StridedSlice": (1, 2, 3), "OneHot": (1,)},
+    **{"ExpandDims": (1,), "ConcatV2": (-1,), "SplitV": (1, 2), "Split": (0,)},
+    **dict.fromkeys(("RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"), (0,)),
+}
 
 
 def _from_device(tensor, device_args: dict, memo: dict) -> bool:
@@ -106,49 +127,129 @@ def _from_device(tensor, device_args: dict, memo: dict) -> bool:
             memo[op.name] = device_args.get(op.name, True)
         elif op.type == "Const" or op.type in METADATA_OPS:
             memo[op.name] = False
-        elif not op.op_def.is_stateful and not any(_resource_like(t.dtype) for t in op.inputs):
+        elif op.type in _CALLS:  # another graph: its results are the device's where it is stateful (reads variables)
+            memo[op.name] = op.op_def.is_stateful or any(_from_device(t, device_args, memo) for t in op.inputs)
+        elif any(t.dtype.name == "resource" for t in op.inputs):
+            memo[op.name] = op.type in _DEVICE_RESOURCE_READS
+        elif not op.op_def.is_stateful:
             memo[op.name] = any(_from_device(t, device_args, memo) for t in op.inputs)
     return memo[op.name]
 
 
-def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset()) -> bool:
-    """Whether the function graph ``name``, called on inputs of ``shapes`` (``on_device``: which hold device
-    values), holds an operation that sizes an output by a device value."""
+_graphs: dict = {}
+
+
+def _graph(name: str, shapes):
+    """The function graph ``name`` with its arguments of ``shapes`` (shape inference done), built once."""
     from tensorflow.python.eager import context
     from tensorflow.python.framework import function_def_to_graph, tensor_shape
 
-    if name in seen:
-        return False
-    fdef = context.context().get_function_def(name)
-    try:
-        graph = function_def_to_graph.function_def_to_graph(
-            fdef, input_shapes=[tensor_shape.TensorShape(s) for s in shapes]
-        )
-    except (ValueError, TypeError):  # shapes that do not fit the signature: read the graph as traced
-        graph = function_def_to_graph.function_def_to_graph(fdef)
+    key = (
+        name,
+        tuple(
+            tuple(tensor_shape.TensorShape(s).as_list() or ()) if tensor_shape.TensorShape(s).rank is not None else None
+            for s in shapes
+        ),
+    )
+    if key not in _graphs:
+        fdef = context.context().get_function_def(name)
+        try:
+            _graphs[key] = function_def_to_graph.function_def_to_graph(
+                fdef, input_shapes=[tensor_shape.TensorShape(s) for s in shapes]
+            )
+        except (ValueError, TypeError):  # shapes that do not fit the signature: read the graph as traced
+            _graphs[key] = function_def_to_graph.function_def_to_graph(fdef)
+    return _graphs[key]
+
+
+def _outputs_from_device(name: str, shapes, on_device) -> list[bool]:
+    graph = _graph(name, shapes)
     device_args = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}
     memo: dict = {}
+    return [_from_device(t, device_args, memo) for t in graph.outputs]
+
+
+def _loop_on_device(op, device_in: list[bool]) -> list[bool]:
+    """Which loop variables of a ``While`` hold device values on some iteration: those given so, and those the body
+    makes from device values (to a fixed point)."""
+    body, shapes = op.get_attr("body").name, [t.shape for t in op.inputs]
+    flags = list(device_in)
+    for _ in range(len(flags) + 1):
+        made = _outputs_from_device(body, shapes, flags)
+        grown = [a or b for a, b in zip(flags, made)] + flags[len(made) :]
+        if grown == flags:
+            break
+        flags = grown
+    return flags
+
+
+def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset()) -> bool:
+    """Whether the function graph ``name``, called on inputs of ``shapes`` (``on_device``: which hold device
+    values), holds an operation that waits for a device value: one that sizes an output by it, or a ``tf.cond`` or
+    ``tf.while_loop`` that branches on it (on a GPU, the predicate is copied to the host: ``Switch`` keeps it in
+    host memory)."""
+    if name in seen:
+        return False
+    graph = _graph(name, shapes)
+    device_args = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}
+    memo: dict = {}
+
+    def device(t) -> bool:
+        return _from_device(t, device_args, memo)
+
     for op in graph.get_operations():
         if op.type in ("Placeholder", "Const") or op.type in HOST_FUNCTION_OPS:
             continue
-        if any(_resource_like(t.dtype) for t in op.inputs):
-            continue
         if op.type in _CALLS:
             attr, skip = _CALLS[op.type]
+            arguments = list(op.inputs[skip:])
+            device_in = [device(t) for t in arguments]
+            if op.type.endswith("If") and device(op.inputs[0]):
+                return True
+            if op.type.endswith("While"):
+                device_in = _loop_on_device(op, device_in)
+                if _outputs_from_device(op.get_attr("cond").name, [t.shape for t in arguments], device_in)[0]:
+                    return True
             called = _BRANCHES.get(op.type, (attr,)) + (("cond",) if op.type.endswith("While") else ())
-            arguments = op.inputs[skip:]
             shapes_in = [t.shape for t in arguments]
-            device_in = [_from_device(t, device_args, memo) for t in arguments]
             if any(_function_waits(op.get_attr(a).name, shapes_in, device_in, seen | {name}) for a in called):
                 return True
             continue
-        if (
-            all(t.shape.is_fully_defined() for t in op.inputs)
-            and not all(o.shape.is_fully_defined() for o in op.outputs)
-            and any(_from_device(t, device_args, memo) for t in op.inputs)
-        ):
+        if op.type in CHECKS and any(device(t) for t in op.inputs):
             return True
+        if any(t.dtype.name == "resource" for t in op.inputs):
+            continue  # a variable's or an iterator's outputs are shaped by the resource
+        if all(o.shape.is_fully_defined() for o in op.outputs):
+            continue
+        if all(t.shape.is_fully_defined() for t in op.inputs):
+            if any(device(t) for t in op.inputs):
+                return True
+        elif op.type in VALUE_SIZED:
+            positions = VALUE_SIZED[op.type]
+            sizing = (
+                op.inputs
+                if positions is None
+                else [op.inputs[i] for i in positions if -len(op.inputs) <= i < len(op.inputs)]
+            )
+            if any(device(t) for t in sizing):
+                return True
     return False
+
+
+#: Checks whose GPU kernels copy what they found to the host and wait for it, on every call.
+CHECKS = frozenset({"CheckNumerics", "CheckNumericsV2", "Assert"})
+_DATASET = re.compile(r"Dataset(V\d+)?$")
+
+
+def to_host(op_type: str, device_dtypes: list, outputs) -> bool:
+    """Whether an eager op given device values of ``device_dtypes`` makes something only the host holds: text (no
+    device keeps strings) or a ``tf.data`` dataset (whose ops run on the host), from a value that is not a dataset
+    itself: the value crosses to the host, and waits to."""
+    if any(d.name == "variant" for d in device_dtypes) and len(device_dtypes) == 1:
+        return False  # a dataset made of another dataset: the crossing was counted where the data entered
+    return bool(_DATASET.search(op_type)) or any(
+        getattr(t, "dtype", None) is not None and t.dtype.name == "string" for t in outputs
+    )
 
 
 def op_def(op_type: str):
@@ -167,9 +268,9 @@ def waits(op_type: str, inputs: list, attrs: tuple) -> bool:
     """Whether the eager execution of ``op_type`` on ``inputs`` (``(dtype, shape, value)``: ``value`` is ``None``
     unless known without the device) with ``attrs`` (the op callback's flat name/value tuple) had to wait for a
     device value to size an output. A ``tf.function`` graph's name as ``op_type`` asks about its whole graph."""
-    if op_type in HOST_FUNCTION_OPS or any(_resource_like(dtype) for dtype, _, _ in inputs):
-        return False
     function = op_def(op_type) is None  # a tf.function's graph: what matters is which inputs the host holds
+    if op_type in HOST_FUNCTION_OPS or (not function and any(d.name == "resource" for d, _, _ in inputs)):
+        return False  # (a function's resource inputs are the variables it captured: its graph is read anyway)
     key = (op_type, repr(attrs), tuple((d.name, s, v is None if function else v) for d, s, v in inputs))
     found = _cache.get(key)
     if found is not None:

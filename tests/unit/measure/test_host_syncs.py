@@ -64,9 +64,9 @@ def test_reads_of_a_given_tensors_shape_size_and_rank_are_not_counted_but_values
         assert (int(tf.size(x)), int(tf.rank(x)), int(tf.shape(w)[0])) == (15, 2, 2)
         assert (int(tf.size(x[0])), int(tf.shape(x[1:, :2])[1])) == (3, 2)  # parts of it, by Python's indices
     assert syncs.count == 0
-    loss = tf.reduce_sum(x) + 3.0
     with host_syncs.counting() as syncs:
         host_syncs.give([x])
+        loss = tf.reduce_sum(x) + 3.0  # computed on the device, in the block
         int(tf.shape(x)[0] * 2)  # computed from a shape by another op: a read like any other
         int(tf.cast(loss, tf.int32))
         # a value of the device's carried through a size, an index or a shape made in the call: still a read each
@@ -114,6 +114,48 @@ def test_making_a_tensor_sized_by_a_device_value_is_a_read_and_its_shape_then_co
         tf.reduce_sum(x, 0), x[1], x[1:], tf.reshape(x, [-1, 1]), tf.range(5), tf.zeros(tf.shape(x))
         tf.zeros(tf.shape(x)[0] + 2), len(x * 2), (x * 2).shape
         doubled(n), calls_doubled(n)
+    assert syncs.count == 0, syncs.describe()
+
+
+def test_branches_text_datasets_checks_and_errors_on_a_device_value_are_reads():
+    x = tf.constant([1.0, 2.0, 3.0])
+
+    @tf.function(autograph=False)
+    def branches(v):
+        return tf.cond(v > 0, lambda: tf.zeros([1]), lambda: tf.zeros([2]))
+
+    @tf.function(autograph=False)
+    def loops(v):
+        return tf.while_loop(lambda i, s: s < v, lambda i, s: (i + 1, s + 1.0), (0, 0.0))[1]
+
+    @tf.function
+    def graph_loop(n):  # a loop over a count the host holds: nothing waits
+        total = tf.constant(0.0)
+        for i in tf.range(n):
+            total += tf.cast(i, tf.float32)
+        return total
+
+    kinds = {
+        "a tf.cond on it": (lambda v: branches(v), "making"),
+        "a tf.while_loop on it": (lambda v: loops(v), "making"),
+        "text of it": (lambda v: tf.strings.as_string(v), "to_host"),
+        "a dataset of it": (lambda v: tf.data.Dataset.from_tensors(v), "to_host"),
+        "tf.debugging.check_numerics": (lambda v: tf.debugging.check_numerics(v, "v"), "check"),
+    }
+    for what, (use, kind) in kinds.items():
+        with host_syncs.counting() as syncs:
+            loss = tf.reduce_sum(x)  # computed on the device, in the block
+            use(loss)
+        assert syncs.kinds == {host_syncs.KINDS[kind]: 1}, what
+    with host_syncs.counting() as syncs:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.gather(x, tf.cast(tf.reduce_sum(x), tf.int32))  # index 6 of 3: the error tells the host about it
+    assert syncs.kinds == {host_syncs.KINDS["error"]: 1}
+    batches = tf.data.Dataset.from_tensor_slices(np.ones((5, 2), np.float32)).batch(2)
+    with host_syncs.counting() as syncs:
+        graph_loop(tf.shape(x)[0]), graph_loop(tf.constant(3))
+        for _ in batches:
+            pass
     assert syncs.count == 0, syncs.describe()
 
 
