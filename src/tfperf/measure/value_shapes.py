@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import re
 
-#: Operations that read only their input's metadata; their outputs are in host memory on every device.
-METADATA_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+#: Operations that read only their input's metadata (a shape, whether an optional holds a value, a list's length);
+#: their outputs are in host memory on every device.
+METADATA_OPS = frozenset(
+    {"Shape", "ShapeN", "Size", "Rank", "OptionalHasValue", "TensorListLength", "TensorListElementShape"}
+)
 #: Python functions run from a graph (``tf.py_function``, ``tf.numpy_function``): their outputs' shapes are
 #: unknown to inference, and the crossing they make is counted as a read of its own.
 HOST_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
