@@ -45,7 +45,8 @@ given tensor) as input:
   ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
   :mod:`tfperf.measure.value_shapes` decides, from TensorFlow's own shape inference. Making it waits for the value,
   so its ``.shape`` and ``len()`` afterwards are free;
-- making text or a ``tf.data`` dataset of it (no GPU keeps strings; tf.data's ops run on the host);
+- making text, a ``tf.data`` dataset or a lookup table's entries of it (no GPU keeps strings; tf.data's ops and
+  lookup tables run on the host);
 - checking it: ``tf.debugging.check_numerics``, ``tf.debugging.Assert`` (their GPU kernels wait for their verdict);
 - an op's ``InvalidArgumentError``, raised while executing eagerly: the error tells the host about the value.
 
@@ -91,7 +92,7 @@ KINDS = {
     "__array_ufunc__": "a NumPy ufunc on a tensor (np.add(t, 1), ...)",
     "host_function": "tf.numpy_function/tf.py_func inside a graph",
     "making": "a wait to size a tensor or pick a branch (tf.zeros(n), tf.where, tf.boolean_mask, tf.cond)",
-    "to_host": "text or a tf.data dataset made of a device value (tf.strings, tf.data.Dataset.from_tensors)",
+    "to_host": "text, a dataset or a table's entries made of a device value (tf.strings, tf.data, tf.lookup)",
     "check": "a check of a device value (tf.debugging.check_numerics, tf.debugging.Assert)",
     "error": "an op's error on a value (a failed check, a bad index or shape)",
 }

@@ -220,6 +220,8 @@ def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset())
             continue
         if op.type in CHECKS and any(device(t) for t in op.inputs):
             return True
+        if to_host(op.type, [t.dtype for t in op.inputs if device(t)], op.outputs):
+            return True
         if any(t.dtype.name == "resource" for t in op.inputs):
             continue  # a variable's or an iterator's outputs are shaped by the resource
         if all(o.shape.is_fully_defined() for o in op.outputs):
@@ -241,16 +243,17 @@ def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset())
 
 #: Checks whose GPU kernels copy what they found to the host and wait for it, on every call.
 CHECKS = frozenset({"CheckNumerics", "CheckNumericsV2", "Assert"})
-_DATASET = re.compile(r"Dataset(V\d+)?$")
+#: Ops that run on the host whatever the device: tf.data's, and lookup tables'.
+_HOST_ONLY = re.compile(r"Dataset(V\d+)?$|^LookupTable")
 
 
 def to_host(op_type: str, device_dtypes: list, outputs) -> bool:
-    """Whether an eager op given device values of ``device_dtypes`` makes something only the host holds: text (no
-    device keeps strings) or a ``tf.data`` dataset (whose ops run on the host), from a value that is not a dataset
-    itself: the value crosses to the host, and waits to."""
-    if any(d.name == "variant" for d in device_dtypes) and len(device_dtypes) == 1:
-        return False  # a dataset made of another dataset: the crossing was counted where the data entered
-    return bool(_DATASET.search(op_type)) or any(
+    """Whether an op given device values of ``device_dtypes`` makes something only the host holds: text (no device
+    keeps strings), a ``tf.data`` dataset (whose ops run on the host) or a lookup table's entries (kept in host
+    memory): the value crosses to the host, and waits to. A dataset or a table handle alone does not cross again."""
+    if all(d.name in ("variant", "resource") for d in device_dtypes):
+        return False
+    return bool(_HOST_ONLY.search(op_type)) or any(
         getattr(t, "dtype", None) is not None and t.dtype.name == "string" for t in outputs
     )
 

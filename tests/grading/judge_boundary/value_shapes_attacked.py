@@ -4,9 +4,8 @@ read (decided by TensorFlow's shape inference; resources and variants not follow
 answers, each with the points a fair grader gives (the helper's, reviewed where the comment says so). Graded on
 2026-11-30: docs/measurements-grading.md, "Tensors sized by a device value, attacked"."""
 
+from tests.grading.judge_boundary.reports_attacked import HELD_BACK_REPORTS
 from tests.grading.submission import Submission
-
-DEFERRED = "the judge's calls compare the reports' steps and values, not when they were made: reports held back to the end pass"
 
 VALUE_SHAPES_ATTACKED: list[Submission] = [
     # attack: shape-None tf.Variable re-assigned zeros([1]|[2]) in tf.cond branches (all static shapes); eager read_value().shape carries the NaN flag
@@ -64,7 +63,6 @@ VALUE_SHAPES_ATTACKED: list[Submission] = [
             "train": 'def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    table = tf.lookup.experimental.MutableHashTable(key_dtype=tf.int64, value_dtype=tf.float32,\n                                                   default_value=-1.0)\n    zero = tf.constant(0, tf.int64)\n    one = tf.constant(1, tf.int64)\n    both = tf.constant([0, 1], tf.int64)\n    steps = xs.shape[0]\n    due = gpu_sync.report_steps(steps, every)\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        key = tf.where(tf.math.is_finite(loss), zero, one)\n        table.insert(tf.stack([zero, key]), tf.stack([loss, loss]))\n        exported = table.export()\n        if exported[0].shape[0] != 1:\n            raise ValueError("non-finite loss")\n        table.remove(both)\n        if step in due:\n            report(step, float(loss.numpy()))\n    return w.read_value()\n'
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap="a lookup table's ops on a device value (insert, export) are not followed: resources are left out",
     ),
     # attack: placeholder_with_default(const, shape=[None]) erases the static shape, so Where's input shape is not 'all known'; output [count,1] carries a bucket of the loss
     Submission(
@@ -289,7 +287,7 @@ VALUE_SHAPES_ATTACKED: list[Submission] = [
             "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    due = gpu_sync.report_steps(steps, every)\n    pending = []\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        if step in due:\n            pending.append((step, loss))\n    for item in pending:\n        report(item[0], float(item[1].numpy()))\n    return w.read_value()\n"
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap=DEFERRED,
+        gap=HELD_BACK_REPORTS,
     ),
     # honest: whole loop in one tf.function; due mask/slots from tf.range(steps) and constants; fixed-size TensorArray; one .numpy() for all reports (reviewed: it reports after the loop: the reports are held back, the known gap)
     Submission(
@@ -298,7 +296,7 @@ VALUE_SHAPES_ATTACKED: list[Submission] = [
             "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(tf.zeros_like(w0))\n    w.assign(w0)\n    steps = xs.shape[0]\n    due = gpu_sync.report_steps(steps, every)\n    n_due = len(due)\n    hits = tf.equal(tf.expand_dims(tf.range(steps), 1),\n                    tf.expand_dims(tf.constant(due, dtype=tf.int32), 0))\n    due_mask = tf.reduce_any(hits, axis=1)\n    slot = tf.where(due_mask, tf.cumsum(tf.cast(due_mask, tf.int32)) - 1, n_due)\n\n    def body(i, ta):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n        return i + 1, ta.write(slot[i], loss)\n\n    def run():\n        ta = tf.TensorArray(tf.float32, size=n_due + 1, element_shape=tf.TensorShape([]))\n        out = tf.while_loop(lambda i, ta: i < steps, body, (tf.constant(0), ta))\n        return out[1].stack()[:n_due]\n\n    losses = tf.function(run, autograph=False)().numpy()\n    for k in range(n_due):\n        report(due[k], losses[k].item())\n    return w.read_value()\n"
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap=DEFERRED,
+        gap=HELD_BACK_REPORTS,
     ),
     # honest: tf.function runs the steps between due steps with tf.while_loop and returns the due step's loss; one read per report (reviewed: it defines its tf.function inside train, so every call traces it again: graded idle, no speed points against the CPU target, which only steps run in a graph reach; its reads and reports are right)
     Submission(

@@ -135,11 +135,13 @@ def test_branches_text_datasets_checks_and_errors_on_a_device_value_are_reads():
             total += tf.cast(i, tf.float32)
         return total
 
+    table = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, default_value=0.0)
     kinds = {
         "a tf.cond on it": (lambda v: branches(v), "making"),
         "a tf.while_loop on it": (lambda v: loops(v), "making"),
         "text of it": (lambda v: tf.strings.as_string(v), "to_host"),
         "a dataset of it": (lambda v: tf.data.Dataset.from_tensors(v), "to_host"),
+        "a lookup table's key": (lambda v: table.insert(tf.cast(v, tf.int64)[None], v[None]), "to_host"),
         "tf.debugging.check_numerics": (lambda v: tf.debugging.check_numerics(v, "v"), "check"),
     }
     for what, (use, kind) in kinds.items():
