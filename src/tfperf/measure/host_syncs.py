@@ -38,8 +38,9 @@ The shape of a tensor made inside the call is counted like any value when it is 
 is read like any value.
 
 Some eager ops read a device value on the host without any of those calls; each is counted as a read when it runs
-(in the block's own thread, by an op callback), where it had a value made in the block from device values (or a
-given tensor) as input:
+(in the block's own thread, by an op callback) on a value a GPU would hold (:func:`_on_device`: made in the block
+from device values, given, or any tensor neither int32 nor a shape; for text, datasets and tables, only the first
+two, as a converted array is an upload):
 
 - making a tensor whose shape comes from the value: ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]``, ``tf.where(mask)``,
   ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
@@ -453,6 +454,7 @@ def _counted_next(original):
 
 
 _device_values = _Marked()  # eager tensors that ops made in a block from device values (:func:`_on_op`)
+_host_values = _Marked()  # shapes, sizes and ranks made in a block, of any dtype: metadata, in host memory
 
 
 def _small(tensor) -> bool:
@@ -460,9 +462,17 @@ def _small(tensor) -> bool:
     return shape is not None and shape.rank is not None and (shape.num_elements() or 0) <= value_shapes.KNOWN_LIMIT
 
 
+def _on_device(tensor) -> bool:
+    """Whether a GPU would hold ``tensor``'s value in its memory: one made in the block from device values, or given,
+    or any other that is not int32 (TensorFlow keeps int32 tensors in host memory) nor a shape, size or rank."""
+    if tensor in _device_values or tensor in _given:
+        return True
+    return tensor.dtype.name != "int32" and tensor not in _host_values
+
+
 def _described(tensor, on_device: bool) -> tuple:
     """``(dtype, shape, value)`` of an op's input; ``value`` only for a small integer tensor the host holds without
-    waiting for the device: one not made from device values in the block (constants, shapes), nor given."""
+    waiting for the device (:func:`_on_device`)."""
     shape, dtype = tensor._shape_tuple(), tensor.dtype
     if on_device or dtype.name not in ("int32", "int64"):
         return dtype, shape, None
@@ -481,11 +491,13 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
         return None
     op_type = op_type.decode() if isinstance(op_type, bytes) else op_type
     _inside.error = None
-    if op_type in value_shapes.METADATA_OPS:
-        return None
     results = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+    if op_type in value_shapes.METADATA_OPS:
+        for tensor in results:
+            _host_values.add(tensor)
+        return None
     tensors = [t for t in inputs or () if hasattr(t, "dtype")]
-    on_device = [t in _device_values or t in _given for t in tensors]
+    on_device = [_on_device(t) for t in tensors]
     op_def = value_shapes.op_def(op_type)
     stateless = op_def is not None and not op_def.is_stateful
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
@@ -495,8 +507,8 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
         return None
     if op_type in value_shapes.CHECKS:
         _record(KINDS["check"])
-    elif op_def is not None and value_shapes.to_host(
-        op_type, [t.dtype for t, d in zip(tensors, on_device) if d], results
+    elif op_def is not None and value_shapes.to_host(  # made from device values (a converted array is an upload)
+        op_type, [t.dtype for t in tensors if t in _device_values or t in _given], results
     ):
         _record(KINDS["to_host"])
     elif value_shapes.waits(op_type, [_described(t, d) for t, d in zip(tensors, on_device)], tuple(attrs or ())):

@@ -243,6 +243,9 @@ def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset())
 
 #: Checks whose GPU kernels copy what they found to the host and wait for it, on every call.
 CHECKS = frozenset({"CheckNumerics", "CheckNumericsV2", "Assert"})
+#: ``tf.print``'s ops: what they cost is counted as printing (:mod:`tfperf.grading.printing`), not here; text they
+#: make that another op then uses is counted at that op.
+PRINTING = frozenset({"StringFormat", "PrintV2"})
 #: Ops that run on the host whatever the device: tf.data's, and lookup tables'.
 _HOST_ONLY = re.compile(r"Dataset(V\d+)?$|^LookupTable")
 
@@ -251,10 +254,12 @@ def to_host(op_type: str, device_dtypes: list, outputs) -> bool:
     """Whether an op given device values of ``device_dtypes`` makes something only the host holds: text (no device
     keeps strings), a ``tf.data`` dataset (whose ops run on the host) or a lookup table's entries (kept in host
     memory): the value crosses to the host, and waits to. A dataset or a table handle alone does not cross again."""
-    if all(d.name in ("variant", "resource") for d in device_dtypes):
+    if op_type in PRINTING or all(d.name in ("variant", "resource") for d in device_dtypes):
         return False
-    return bool(_HOST_ONLY.search(op_type)) or any(
-        getattr(t, "dtype", None) is not None and t.dtype.name == "string" for t in outputs
+    return (
+        bool(_HOST_ONLY.search(op_type))
+        or any(d.name == "string" for d in device_dtypes)
+        or any(getattr(t, "dtype", None) is not None and t.dtype.name == "string" for t in outputs)
     )
 
 

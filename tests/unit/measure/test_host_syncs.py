@@ -149,6 +149,14 @@ def test_branches_text_datasets_checks_and_errors_on_a_device_value_are_reads():
             loss = tf.reduce_sum(x)  # computed on the device, in the block
             use(loss)
         assert syncs.kinds == {host_syncs.KINDS[kind]: 1}, what
+    with host_syncs.counting() as syncs:  # a float made before the block is the device's on a GPU too
+        tf.boolean_mask(x, x > 1.5)
+    assert syncs.kinds == {host_syncs.KINDS["making"]: 1}
+    with host_syncs.counting() as syncs:  # tf.print's formatting is a print's cost; text used elsewhere is a read
+        loss = tf.reduce_sum(x)
+        tf.print(loss, output_stream="file:///dev/null")
+        tf.strings.length(tf.strings.format("{}", loss))
+    assert syncs.kinds == {host_syncs.KINDS["to_host"]: 1}
     with host_syncs.counting() as syncs:
         with pytest.raises(tf.errors.InvalidArgumentError):
             tf.gather(x, tf.cast(tf.reduce_sum(x), tf.int32))  # index 6 of 3: the error tells the host about it
