@@ -638,7 +638,6 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_sh_kw_extra_keyword_probe",
         "jb_sh_honest_size_steps_starstar",
         "jb_sh_eager_static_shape",
-        "vs_var_bits32",
     }
 )
 
