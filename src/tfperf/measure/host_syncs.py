@@ -457,11 +457,6 @@ _device_values = _Marked()  # eager tensors that ops made in a block from device
 _host_values = _Marked()  # shapes, sizes and ranks made in a block, of any dtype: metadata, in host memory
 
 
-def _small(tensor) -> bool:
-    shape = getattr(tensor, "shape", None)
-    return shape is not None and shape.rank is not None and (shape.num_elements() or 0) <= value_shapes.KNOWN_LIMIT
-
-
 def _on_device(tensor) -> bool:
     """Whether a GPU would hold ``tensor``'s value in its memory: one made in the block from device values, or given,
     or any other that is not int32 (TensorFlow keeps int32 tensors in host memory) nor a shape, size or rank."""

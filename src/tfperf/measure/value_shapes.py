@@ -36,16 +36,13 @@ METADATA_OPS = frozenset(
 #: Python functions run from a graph (``tf.py_function``, ``tf.numpy_function``): their outputs' shapes are
 #: unknown to inference, and the crossing they make is counted as a read of its own.
 HOST_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
-#: Calls of another function graph, and which of the op's inputs the called function receives (``None``: all).
+#: Calls of other function graphs: the attributes that name them, and how many of the op's first inputs they do not
+#: receive (an ``If``'s predicate).
 _CALLS = {
-    "PartitionedCall": ("f", 0),
-    "StatefulPartitionedCall": ("f", 0),
-    "If": ("then_branch", 1),
-    "StatelessIf": ("then_branch", 1),
-    "While": ("body", 0),
-    "StatelessWhile": ("body", 0),
+    **dict.fromkeys(("PartitionedCall", "StatefulPartitionedCall"), (("f",), 0)),
+    **dict.fromkeys(("If", "StatelessIf"), (("then_branch", "else_branch"), 1)),
+    **dict.fromkeys(("While", "StatelessWhile"), (("cond", "body"), 0)),
 }
-_BRANCHES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch")}
 #: Largest known input whose value goes into the scratch graph (shapes, axes, sizes: never data).
 KNOWN_LIMIT = 64
 
@@ -82,11 +79,10 @@ def _attr_value(kind: str, value):
 
 def _scratch_op(op_type: str, inputs: list, attrs: dict):
     """``op_type`` built in a scratch graph on ``inputs`` (``(dtype, shape, value or None)``): its outputs' shapes."""
-    from tensorflow.python.framework import constant_op, op_def_registry, ops
+    from tensorflow.python.framework import constant_op, ops
     from tensorflow.python.ops import array_ops
 
-    op_def = op_def_registry.get(op_type)
-    kinds = {a.name: a.type for a in op_def.attr}
+    kinds = {a.name: a.type for a in op_def(op_type).attr}
     graph = ops.Graph()
     with graph.as_default():
         tensors = [
@@ -147,29 +143,27 @@ def _graph(name: str, shapes):
     from tensorflow.python.eager import context
     from tensorflow.python.framework import function_def_to_graph, tensor_shape
 
-    key = (
-        name,
-        tuple(
-            tuple(tensor_shape.TensorShape(s).as_list() or ()) if tensor_shape.TensorShape(s).rank is not None else None
-            for s in shapes
-        ),
-    )
+    shapes = [tensor_shape.TensorShape(s) for s in shapes]
+    key = (name, tuple(None if s.rank is None else tuple(s.as_list()) for s in shapes))
     if key not in _graphs:
         fdef = context.context().get_function_def(name)
         try:
-            _graphs[key] = function_def_to_graph.function_def_to_graph(
-                fdef, input_shapes=[tensor_shape.TensorShape(s) for s in shapes]
-            )
+            _graphs[key] = function_def_to_graph.function_def_to_graph(fdef, input_shapes=shapes)
         except (ValueError, TypeError):  # shapes that do not fit the signature: read the graph as traced
             _graphs[key] = function_def_to_graph.function_def_to_graph(fdef)
     return _graphs[key]
 
 
+def _device_in(graph, on_device):
+    """``device(t)``: whether ``t`` in ``graph`` depends on a device value, its arguments ``on_device`` or not."""
+    device_args, memo = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}, {}
+    return lambda tensor: _from_device(tensor, device_args, memo)
+
+
 def _outputs_from_device(name: str, shapes, on_device) -> list[bool]:
     graph = _graph(name, shapes)
-    device_args = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}
-    memo: dict = {}
-    return [_from_device(t, device_args, memo) for t in graph.outputs]
+    device = _device_in(graph, on_device)
+    return [device(t) for t in graph.outputs]
 
 
 def _loop_on_device(op, device_in: list[bool]) -> list[bool]:
@@ -194,17 +188,12 @@ def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset())
     if name in seen:
         return False
     graph = _graph(name, shapes)
-    device_args = {t.op.name: bool(d) for t, d in zip(graph.inputs, on_device)}
-    memo: dict = {}
-
-    def device(t) -> bool:
-        return _from_device(t, device_args, memo)
-
+    device = _device_in(graph, on_device)
     for op in graph.get_operations():
         if op.type in ("Placeholder", "Const") or op.type in HOST_FUNCTION_OPS:
             continue
         if op.type in _CALLS:
-            attr, skip = _CALLS[op.type]
+            called, skip = _CALLS[op.type]
             arguments = list(op.inputs[skip:])
             device_in = [device(t) for t in arguments]
             if op.type.endswith("If") and device(op.inputs[0]):
@@ -213,7 +202,6 @@ def _function_waits(name: str, shapes, on_device, seen: frozenset = frozenset())
                 device_in = _loop_on_device(op, device_in)
                 if _outputs_from_device(op.get_attr("cond").name, [t.shape for t in arguments], device_in)[0]:
                     return True
-            called = _BRANCHES.get(op.type, (attr,)) + (("cond",) if op.type.endswith("While") else ())
             shapes_in = [t.shape for t in arguments]
             if any(_function_waits(op.get_attr(a).name, shapes_in, device_in, seen | {name}) for a in called):
                 return True
