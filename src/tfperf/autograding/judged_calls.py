@@ -33,6 +33,11 @@ def callback_stub(
         # a tensor the answer passes is read here, counted as the answer's read: the check's function gets data
         description, arrays = pack(tuple(args))
         named, arrays = pack(dict(keywords), arrays)
+        steps = _COUNTING.get("counters", {}).get("steps")
+        if steps is not None:  # the training steps run when the answer called back (counting_started)
+            from tfperf.experiments import gpu_sync
+
+            steps["at_calls"].append(gpu_sync.steps_run() - steps["start"])
         header, arrays = ask({"callback": index, "args": description, "keywords": named}, arrays)
         if "called_back" not in header:
             raise CallbackFailed(str(header.get("callback_error", "the check's function failed")))
@@ -109,6 +114,10 @@ def counting_started(kinds: tuple) -> dict:
     if "traces" in kinds:
         counters["traces"] = stack.enter_context(traces.counting())
         counters["ops"] = stack.enter_context(op_counts.counting())
+    if "steps" in kinds:
+        from tfperf.experiments import gpu_sync
+
+        counters["steps"] = {"start": gpu_sync.steps_run(), "at_calls": []}
     _COUNTING.update(stack=stack, counters=counters)
     return {"counting": sorted(counters)}
 
@@ -137,6 +146,11 @@ def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
             "uploads": syncs.uploads,
             "uploads_described": syncs.describe_uploads(),
         }
+    if "steps" in counters:
+        from tfperf.experiments import gpu_sync
+
+        steps = counters["steps"]
+        seen["steps"] = {"run": gpu_sync.steps_run() - steps["start"], "at_calls": list(steps["at_calls"])}
     if "traces" in counters:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 

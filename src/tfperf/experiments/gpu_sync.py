@@ -61,19 +61,33 @@ _compiled: dict[str, Callable] = {}
 
 
 def train_step(w, x, y):
-    """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor)."""
+    """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor). Each run also
+    adds one to a counter of this process's steps (:func:`steps_run`), eagerly or inside a graph that calls it."""
     if "step" not in _compiled:
         tf = logs.tensorflow()
+        with tf.init_scope():  # made once, outside any function being traced
+            runs = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_run")
 
         @tf.function
         def step(w, x, y):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
             w.assign_sub(LEARNING_RATE * tape.gradient(loss, w))
+            runs.assign_add(1)
             return loss
 
-        _compiled["step"] = step
+        _compiled["step"], _compiled["runs"] = step, runs
     return _compiled["step"](w, x, y)
+
+
+def steps_run() -> int:
+    """How many times :func:`train_step` has run in this process, eagerly or in graphs, so far: read from a variable
+    its graph adds to, so a step queued on a GPU counts once the read has waited for it (the read is a host read:
+    made by the grading, it is not counted as the learner's, :func:`tfperf.measure.host_syncs.uncounted`)."""
+    if "runs" not in _compiled:
+        return 0
+    with host_syncs.uncounted():
+        return int(_compiled["runs"].numpy())
 
 
 def train_steps(w, xs, ys):

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 #: What the judge may count in the subject over calls (:meth:`Remote.counted`): host reads and uploads
-#: (:mod:`tfperf.measure.host_syncs`); traces (:mod:`tfperf.measure.traces`) with the runs of each graph.
-COUNTED = ("host_syncs", "traces")
+#: (:mod:`tfperf.measure.host_syncs`); traces (:mod:`tfperf.measure.traces`) with the runs of each graph; chapter 5's
+#: training steps run (:func:`tfperf.experiments.gpu_sync.steps_run`), in all and when each function the check passed
+#: was called back.
+COUNTED = ("host_syncs", "traces", "steps")
 #: The kinds of value that cross as a function called back (:func:`pack`), and whose calls a speed check records
 #: (:func:`tfperf.grading.speed.recording`).
 CALLED_BACK = (types.FunctionType, types.MethodType, types.BuiltinFunctionType)

@@ -6,9 +6,6 @@ attack fails ``train_speed_tests``. Graded on 2026-11-30: docs/measurements-grad
 
 from tests.grading.submission import Submission
 
-#: The known gap every answer that reports after the loop falls into.
-HELD_BACK_REPORTS = "the judge's calls compare the reports' steps and values, not when they were made: reports held back to the end pass"
-
 REPORTS_ATTACKED: list[Submission] = [
     # attack: the answer replaces `incident_inputs`, which the grading process calls untimed to make the inputs. The replacement trains on those inputs on the spot. The timed `train` then only replays the stored reports and weights. Every compared call matches exactly, because the values are the real ones. The judge's calls never go through `incident_inputs`, so they miss the store and are handled honestly. (reviewed: the answer cell redefines the given incident_inputs, which the screen refuses (the exercise scores 0); the helper gave its judged calls 3.)
     Submission(
@@ -49,7 +46,6 @@ REPORTS_ATTACKED: list[Submission] = [
             "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(xs.shape[0])\n    due = gpu_sync.report_steps(steps, every)\n    pending = []\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        if step in due:\n            pending.append(loss)\n    values = tf.stack(pending).numpy()        # one host sync for the whole run\n    for k in range(len(due)):\n        report(due[k], float(values[k]))\n    return w.read_value()\n"
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap=HELD_BACK_REPORTS,
     ),
     # attack: each report passes `board[k, ...]`. That is a 0-d ndarray view into a zero buffer, so the call happens on time without a device read. One read at the end fills the buffer with `np.copyto`, since ndarray item assignment is write-guarded but `np.copyto` is not. A recorder that keeps references and converts them later therefore records the right values. The recorded reports lie at the moment they are made.
     Submission(

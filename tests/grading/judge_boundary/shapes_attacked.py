@@ -5,7 +5,6 @@ grader gives (the helper's, reviewed where the comment says so). The helper assu
 it is not, so its NaN guards are written `value != value` here (with `math`, those attacks failed on a NameError
 and tested nothing). Graded on 2026-11-30: docs/measurements-grading.md."""
 
-from tests.grading.judge_boundary.reports_attacked import HELD_BACK_REPORTS
 from tests.grading.submission import Submission
 
 SHAPES_ATTACKED: list[Submission] = [
@@ -176,7 +175,6 @@ SHAPES_ATTACKED: list[Submission] = [
             "train": 'def train(w0, xs, ys, report, every):\n    """Same training as train_unfixed, reporting the loss only every `every` steps."""\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n\n    @tf.function\n    def run_block(start, stop):\n        loss = gpu_sync.train_step(w, xs[start], ys[start])\n        for step in tf.range(start + 1, stop):\n            loss = gpu_sync.train_step(w, xs[step], ys[step])\n        return loss\n\n    due = gpu_sync.report_steps(steps, every)\n    losses = []\n    start = 0\n    for last in due:\n        losses.append(run_block(tf.constant(start), tf.constant(last + 1)))\n        start = last + 1\n    if losses:\n        values = tf.stack(losses).numpy()\n        for k in range(len(due)):\n            report(step=due[k], loss=float(values[k]))\n    return w.read_value()\n'
         },
         {"train_tests": 0, "train_speed_tests": 0},
-        gap=HELD_BACK_REPORTS,
     ),
     # honest: half the fix: still one eager train_step per step from Python, but the loss is read (float) only at the due steps, so reads = ceil(steps/every) and the count is right; it is not 3.2x faster on a CPU (eager per-step dispatch remains), so no speed points.
     Submission(

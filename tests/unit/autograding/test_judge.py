@@ -326,3 +326,28 @@ def test_a_tensor_the_answer_passes_to_a_checks_function_is_counted_as_its_read(
         stub(5, loss=0.125)
     assert syncs.count == 2
     assert [m["callback"] for m in sent] == [0, 0, 0] and all("keywords" in m for m in sent)
+
+
+@pytest.mark.slow
+def test_reports_are_timed_by_the_steps_the_subject_ran_when_it_called_back():
+    """The steps the answer had run when it called the check's report are counted in the subject, at the call, and
+    compared in the judge: a loop that holds its reports back to the end fails there."""
+    given = "from tfperf.experiments import gpu_sync\n"
+    test = given + (
+        "w0, xs, ys = gpu_sync.make_problem(20, seed=1)\n"
+        "grading.assert_reports_while_training(train, (w0, xs, ys, lambda step, loss: None, 5), steps=20, every=5,"
+        " what='train')"
+    )
+    loop = (
+        "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    held = []\n"
+        "    for start in range(0, 20, every):\n"
+        "        loss = gpu_sync.train_steps(w, xs[start:start + every], ys[start:start + every])\n"
+        "        {at_once}\n"
+        "    for step, loss in held:\n        report(step, float(loss))\n    return w.read_value()"
+    )
+    on_time = loop.replace("{at_once}", "report(start + every - 1, float(loss))")
+    assert graded_with_tensorflow(given + on_time, test, ("train",)).passed
+    late = graded_with_tensorflow(
+        given + loop.replace("{at_once}", "held.append((start + every - 1, loss))"), test, ("train",)
+    )
+    assert "the report for step 4 was made after 20 training steps had run" in late.error["evalue"], late.error

@@ -195,3 +195,80 @@ def test_uploads_at_most():
     assert len(grading.assert_uploads_at_most(per_step, (2,), 2, what="the loop")) == 2
     with pytest.raises(grading.GradingFailure, match="copied 5 NumPy arrays into tensors; at most 2"):
         grading.assert_uploads_at_most(per_step, (5,), 2, what="the loop", section="6. Copies")
+
+
+# ---------------------------------------------------------------- reports made while the loop trains
+
+
+def _training(when: str):
+    """A loop of chapter 5's steps reporting the loss of every ``every``-th step: ``"on time"``, ``"a block late"``
+    (the next block queued first), ``"at the end"`` (reports held back), or ``"own steps"`` (no gpu_sync.train_step)."""
+    from tfperf.experiments import gpu_sync
+
+    def train(w0, xs, ys, report, every):
+        w, steps = tf.Variable(w0), int(xs.shape[0])
+        due, held = gpu_sync.report_steps(steps, every), []
+        for block, start in enumerate(range(0, steps, every)):
+            if when == "own steps":
+                loss = tf.reduce_mean(tf.square(tf.matmul(xs[start], w) - ys[start]))
+            else:
+                loss = gpu_sync.train_steps(w, xs[start : start + every], ys[start : start + every])
+            held.append((due[block], loss))
+            if when == "on time" or when == "own steps" or (when == "a block late" and len(held) == 2):
+                step, value = held.pop(0)
+                report(step, float(value))
+        for step, value in held:
+            report(step, float(value))
+        return w.read_value()
+
+    return train
+
+
+@pytest.mark.parametrize("when", ["on time", "a block late"])
+def test_reports_made_while_training_pass(when):
+    from tfperf.experiments import gpu_sync
+
+    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    seen = []
+    grading.assert_reports_while_training(
+        _training(when), (w0, xs, ys, lambda step, loss: seen.append(step), 10), steps=30, every=10, what="train"
+    )
+    assert seen == [9, 19, 29]
+
+
+def test_reports_held_back_to_the_end_fail_with_when_they_were_made():
+    from tfperf.experiments import gpu_sync
+
+    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    with pytest.raises(grading.GradingFailure) as err:
+        grading.assert_reports_while_training(
+            _training("at the end"), (w0, xs, ys, lambda step, loss: None, 5), steps=30, every=5, what="train"
+        )
+    assert "the report for step 4 was made after 30 training steps had run; it is due before step 10" in str(err.value)
+
+
+def test_a_loop_that_does_not_run_the_courses_step_once_per_step_fails():
+    from tfperf.experiments import gpu_sync
+
+    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    with pytest.raises(grading.GradingFailure, match="ran gpu_sync.train_step 0 times; expected 30, once per step"):
+        grading.assert_reports_while_training(
+            _training("own steps"), (w0, xs, ys, lambda step, loss: None, 10), steps=30, every=10, what="train"
+        )
+
+
+def test_the_steps_run_count_steps_inside_graphs_and_xla():
+    from tfperf.experiments import gpu_sync
+
+    w0, xs, ys = gpu_sync.make_problem(12, seed=1)
+    w, before = tf.Variable(w0), gpu_sync.steps_run()
+    gpu_sync.train_step(w, xs[0], ys[0])
+    gpu_sync.train_steps(w, xs[1:6], ys[1:6])
+
+    @tf.function(jit_compile=True)
+    def block(xs, ys):
+        for i in tf.range(tf.shape(xs)[0]):
+            gpu_sync.train_step(w, xs[i], ys[i])
+
+    block(xs[6:], ys[6:])
+    assert gpu_sync.steps_run() - before == 12
