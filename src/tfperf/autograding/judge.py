@@ -51,7 +51,6 @@ JUDGED_CHECKS = frozenset(
         "assert_traces_at_most",
         "assert_host_syncs_at_most",
         "assert_uploads_at_most",
-        "assert_reports_while_training",
         "assert_prints_each_call",
         "check_reports",
         "GradingFailure",

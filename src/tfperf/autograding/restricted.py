@@ -12,7 +12,8 @@ with an underscore are refused when the source is compiled. This module holds th
   screen reads it), none of a function it withholds or that the guards refuse (``from os import write``).
 - the guards (:class:`Guards`), checked while the answer runs: no underscore attribute but its own, however it is
   named (``getattr(f, "__glob" + "als__")``, ``map(getattr, ...)``, a format string's fields); none of the
-  attributes that reach frames, raw memory or code made from parts (:data:`UNREADABLE_ATTRIBUTES`); of ``os`` and
+  attributes that reach frames, raw memory or code made from parts (:data:`UNREADABLE_ATTRIBUTES`), nor what
+  TensorFlow's traced functions and graphs captured (:data:`CAPTURE_ATTRIBUTES`); of ``os`` and
   ``sys`` only what reaches no process, descriptor or interpreter state (:data:`MODULE_ATTRIBUTES`,
   :data:`GUARDED`); no module it could not import, reached as another's attribute; none of the exercise's withheld
   functions; no write to a module, to a class the answer did not define, to a function, or to an object of the
@@ -256,6 +257,33 @@ UNREADABLE_ATTRIBUTES = (
     }
 )  # fmt: skip
 
+#: What TensorFlow's traced functions and graphs hold of the functions they call: the variables and resources they
+#: captured (the course's own among them: chapter 5's count of training steps, which a graph that calls
+#: ``gpu_sync.train_step`` captures), reached through the function, its graph, an operation's inputs or a graph
+#: tensor's operation. Refused on objects of those TensorFlow classes (:data:`TRACED_CLASSES`) only: a Keras model's
+#: ``variables`` and ``inputs``, a variable's ``handle``, stay the answer's.
+CAPTURE_ATTRIBUTES = frozenset(
+    {
+        "captured_inputs", "captures", "external_captures", "internal_captures", "function_captures", "variables",
+        "trainable_variables", "graph", "op", "inputs", "control_inputs", "consumers", "outer_graph",
+        "get_operations", "get_operation_by_name", "get_tensor_by_name", "get_collection", "get_collection_ref",
+        "as_graph_element",
+    }
+)  # fmt: skip
+#: TensorFlow's classes of traced functions, graphs, operations and graph tensors (by name, in a module of
+#: TensorFlow's own): see :data:`CAPTURE_ATTRIBUTES`.
+TRACED_CLASSES = frozenset(
+    {"Function", "ConcreteFunction", "AtomicFunction", "Graph", "FuncGraph", "Operation", "SymbolicTensor"}
+)
+
+
+def _traced(obj) -> bool:
+    """Whether ``obj`` is one of TensorFlow's traced functions, graphs, operations or graph tensors."""
+    return any(
+        c.__name__ in TRACED_CLASSES and (c.__module__ or "").startswith("tensorflow.") for c in type(obj).__mro__
+    )
+
+
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 #: ``os.path`` is one of these, whichever the platform: an answer may reach it.
 PATH_MODULES = frozenset({"posixpath", "ntpath", "genericpath"})
@@ -365,6 +393,10 @@ class Guards:
             raise _refuse(f"reading the attribute {name!r}")
         if name in UNREADABLE_ATTRIBUTES:
             raise _refuse(f"reading the attribute {name!r}")
+        if name in CAPTURE_ATTRIBUTES and _traced(obj):
+            raise _refuse(
+                f"reading {name!r} of TensorFlow's {type(obj).__name__}: what it captured is not the answer's"
+            )
         if name in _FORMAT_METHODS and (isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))):
             return self.formatter.method(obj, name)  # its fields read through these guards
         if type(obj) is types.ModuleType:

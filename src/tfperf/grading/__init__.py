@@ -65,7 +65,7 @@ from tfperf.grading.replicated import check_replicated_training
 from tfperf.grading.results import assert_raises, check_function, check_reports, check_same_as, check_same_result
 from tfperf.grading.roofline import check_placements
 from tfperf.grading.speed import RECORD_ENV_VAR, assert_speedup, assert_steady_epochs, cores, enough_cores
-from tfperf.grading.syncs import assert_host_syncs_at_most, assert_reports_while_training, assert_uploads_at_most
+from tfperf.grading.syncs import assert_host_syncs_at_most, assert_uploads_at_most
 from tfperf.grading.tracing import assert_traces_at_most, tracing_count
 from tfperf.grading.traffic import assert_moves_fewer_bytes
 from tfperf.grading.train_steps import assert_keras_pristine, assert_no_host_reads_in_train_step
@@ -87,7 +87,6 @@ __all__ = [
     "assert_prints_each_call",
     "assert_probabilities",
     "assert_raises",
-    "assert_reports_while_training",
     "assert_same_architecture",
     "assert_speedup",
     "assert_steady_epochs",

@@ -116,23 +116,67 @@ VALUE_SIZED = {
 }
 
 
+#: ``TensorList`` ops that make a list (a ``TensorArray`` in a graph): the inputs that set its length (a list's own
+#: length, a size). What its elements hold does not change it, so a list of device values the host sized stays
+#: sized by the host, and stacking it waits for nothing.
+_LIST_LENGTH = {
+    "EmptyTensorList": (),
+    "TensorListFromTensor": (),
+    "TensorListReserve": (1,),
+    "TensorListSetItem": (0,),
+    "TensorListPushBack": (0,),
+    "TensorListPushBackBatch": (0,),
+    "TensorListResize": (0, 1),
+}
+#: ``TensorList`` ops that read elements: their results are the device's (an element may be a device value).
+_LIST_READS = frozenset({"TensorListGetItem", "TensorListStack", "TensorListGather", "TensorListConcatV2"})
+
+
 def _from_device(tensor, device_args: dict, memo: dict) -> bool:
     """Whether ``tensor``'s value, in a function graph, depends on a device value: an argument whose value the host
-    does not hold, a variable, a stateful op's result; not a constant's, a shape's, or one computed from those."""
+    does not hold, a variable, a stateful op's result; not a constant's, a shape's, or one computed from those. For
+    a ``TensorList``, whether its *length* does (:data:`_LIST_LENGTH`); what is read from one is the device's. What
+    another graph returns (a call, a ``tf.cond``, a ``tf.while_loop``) is followed output by output."""
     op = tensor.op
-    if op.name not in memo:
-        memo[op.name] = True  # until known otherwise (graphs have no cycles; this only bounds the walk)
+    if tensor.name not in memo:
+        memo[tensor.name] = True  # until known otherwise (graphs have no cycles; this only bounds the walk)
         if op.type == "Placeholder":
-            memo[op.name] = device_args.get(op.name, True)
+            found = device_args.get(op.name, True)
         elif op.type == "Const" or op.type in METADATA_OPS:
-            memo[op.name] = False
-        elif op.type in _CALLS:  # another graph: its results are the device's where it is stateful (reads variables)
-            memo[op.name] = op.op_def.is_stateful or any(_from_device(t, device_args, memo) for t in op.inputs)
+            found = False
+        elif op.type in _LIST_READS or (op.type == "TensorListPopBack" and tensor.value_index == 1):
+            found = True
+        elif op.type in _LIST_LENGTH or op.type == "TensorListPopBack":
+            sizing = list(_LIST_LENGTH.get(op.type, (0,)))
+            if op.type == "TensorListSetItem" and op.get_attr("resize_if_index_out_of_bounds"):
+                sizing.append(1)
+            found = any(_from_device(op.inputs[i], device_args, memo) for i in sizing)
+        elif op.type in _CALLS:
+            found = _call_output_from_device(op, tensor.value_index, device_args, memo)
         elif any(t.dtype.name == "resource" for t in op.inputs):
-            memo[op.name] = op.type in _DEVICE_RESOURCE_READS
+            found = op.type in _DEVICE_RESOURCE_READS
         elif not op.op_def.is_stateful:
-            memo[op.name] = any(_from_device(t, device_args, memo) for t in op.inputs)
-    return memo[op.name]
+            found = any(_from_device(t, device_args, memo) for t in op.inputs)
+        else:
+            found = True
+        memo[tensor.name] = found
+    return memo[tensor.name]
+
+
+def _call_output_from_device(op, index: int, device_args: dict, memo: dict) -> bool:
+    """Whether output ``index`` of a call of another graph (``_CALLS``) depends on a device value, read from that
+    graph on its arguments; where the graph cannot be read, it does."""
+    called, skip = _CALLS[op.type]
+    arguments = list(op.inputs[skip:])
+    device_in = [_from_device(t, device_args, memo) for t in arguments]
+    shapes = [t.shape for t in arguments]
+    try:
+        if op.type.endswith("While"):
+            return _loop_on_device(op, device_in)[index]
+        chosen = skip and _from_device(op.inputs[0], device_args, memo)  # an If's result picked by a device value
+        return chosen or any(_outputs_from_device(op.get_attr(a).name, shapes, device_in)[index] for a in called)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return True
 
 
 _graphs: dict = {}

@@ -638,11 +638,14 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_sh_kw_extra_keyword_probe",
         "jb_sh_honest_size_steps_starstar",
         "jb_sh_eager_static_shape",
+        "jb_gs_defer_all_reads_to_end",
+        "rt_rewind_counter_variable",
     }
 )
 
 from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.reports_on_time_attacked import REPORTS_ON_TIME_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTACKED  # noqa: E402
 
-CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED
+CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED

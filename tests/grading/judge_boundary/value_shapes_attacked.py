@@ -279,7 +279,7 @@ VALUE_SHAPES_ATTACKED: list[Submission] = [
         },
         {"train_speed_tests": 0},
     ),
-    # honest: keeps due-step loss tensors in a Python list and reads each once when reporting after the loop (reviewed: it reports after the loop: the reports are held back, which `assert_reports_while_training` fails)
+    # honest: keeps due-step loss tensors in a Python list and reads each once when reporting after the loop (reviewed: it reports after the loop: the reports are held back, which the host-read check's count of training steps at each report fails)
     Submission(
         "vs_honest_pending_list",
         {
@@ -287,7 +287,7 @@ VALUE_SHAPES_ATTACKED: list[Submission] = [
         },
         {"train_tests": 0, "train_speed_tests": 0},
     ),
-    # honest: whole loop in one tf.function; due mask/slots from tf.range(steps) and constants; fixed-size TensorArray; one .numpy() for all reports (reviewed: it reports after the loop: the reports are held back, which `assert_reports_while_training` fails)
+    # honest: whole loop in one tf.function; due mask/slots from tf.range(steps) and constants; fixed-size TensorArray; one .numpy() for all reports (reviewed: it reports after the loop: the reports are held back, which the host-read check's count of training steps at each report fails)
     Submission(
         "vs_honest_graph_mask",
         {

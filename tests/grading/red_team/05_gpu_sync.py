@@ -38,8 +38,7 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
 
 RED_TEAM = [
     # (1) Remembers the weights per problem size: the visible and hidden result checks use sizes
-    #     once each; the reports check calls train again at each size, when it runs no step (0 points), and the
-    #     speed check's new data on every timed call exposes it too.
+    #     once each, so they pass; the speed check's new data on every timed call exposes it.
     Submission(
         "red1_train_memo_by_size",
         {
@@ -53,7 +52,7 @@ def train(w0, xs, ys, report, every):
     return _memo[key]
 """
         },
-        {"train_tests": 0, "train_speed_tests": 0},
+        {"train_speed_tests": 0},
     ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.

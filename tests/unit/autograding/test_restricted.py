@@ -198,3 +198,48 @@ def test_what_the_exercise_withholds_or_does_not_import_is_refused_however_it_is
         with pytest.raises(RestrictedAnswer):
             restricted.run_answer(source, "<cell 5>", namespace, **guarded)
     restricted.run_answer("f = timing.settle\nimport numpy", "<cell 5>", namespace, **guarded)
+
+
+def test_what_a_traced_function_captured_is_refused_and_a_keras_models_variables_are_not(namespace):
+    """Chapter 5's count of training steps is a variable that every graph calling ``gpu_sync.train_step`` captures:
+    an answer reaching it through its own function, graph or operations could wind it back."""
+    tf = pytest.importorskip("tensorflow")
+    run(
+        """
+        import tensorflow as tf
+        import keras
+
+        w = tf.Variable([1.0])
+
+        @tf.function
+        def step(x):
+            w.assign_add(x)
+            return x * 2
+
+        def through(route):
+            concrete = step.get_concrete_function(tf.constant([1.0]))
+            if route == "captured_inputs":
+                return concrete.captured_inputs
+            if route == "variables":
+                return concrete.variables
+            if route == "graph":
+                return concrete.graph.captures
+            return concrete.structured_outputs.op.inputs
+
+        @tf.function
+        def inside(x):
+            y = step(x)
+            return tf.compat.v1.get_default_graph().captures
+
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        kept = len(model.variables) + len(model.trainable_variables) + len(model.inputs)
+        handle = w.handle
+        """,
+        namespace,
+    )
+    assert namespace["kept"] == 5
+    for route in ("captured_inputs", "variables", "graph", "op"):
+        with pytest.raises(RestrictedAnswer, match="what it captured is not the answer's"):
+            namespace["through"](route)
+    with pytest.raises(RestrictedAnswer, match="what it captured is not the answer's"):
+        namespace["inside"](tf.constant([1.0]))

@@ -169,6 +169,33 @@ def test_branches_text_datasets_checks_and_errors_on_a_device_value_are_reads():
     assert syncs.count == 0, syncs.describe()
 
 
+def test_a_tensor_array_of_device_values_sized_by_the_host_is_stacked_without_a_wait():
+    """A ``TensorArray`` in a graph is a ``TensorList``: its length comes from its size and the indices written,
+    not from what its elements hold; written at an index computed on the device, stacking it waits."""
+    xs = tf.ones([6, 3])
+
+    @tf.function
+    def losses(xs):  # the honest one: every element is a device value, the length is the host's
+        n = tf.shape(xs)[0]
+        out = tf.TensorArray(tf.float32, size=n)
+        for i in tf.range(n):
+            out = out.write(i, tf.reduce_sum(xs[i]))
+        return out.stack()
+
+    @tf.function(autograph=False)
+    def chosen(xs):  # written at an index the device chose, in an array that grows to it
+        out = tf.TensorArray(tf.float32, size=0, dynamic_size=True, element_shape=tf.TensorShape([]))
+        index = tf.cast(tf.reduce_sum(xs[0]), tf.int32)
+        return out.write(index, 1.0).stack()
+
+    with host_syncs.counting() as syncs:
+        losses(xs), losses(xs[:4])
+    assert syncs.count == 0, syncs.describe()
+    with host_syncs.counting() as syncs:
+        chosen(xs)
+    assert syncs.kinds == {host_syncs.KINDS["making"]: 1}
+
+
 def test_restores_everything_even_on_exceptions():
     original = ops._EagerTensorBase.__dict__["_numpy"]
     original_asarray = np.asarray
