@@ -224,41 +224,31 @@ def _training(when: str):
     return train
 
 
-@pytest.mark.parametrize("when", ["on time", "a block late"])
-def test_reports_made_while_training_pass(when):
+def _checked(train, steps: int, every: int, reads: int, report=lambda step, loss: None):
+    """``train`` checked on chapter 5's problem of ``steps`` steps: at most ``reads`` reads, each report made while it
+    trains."""
     from tfperf.experiments import gpu_sync
 
-    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    w0, xs, ys = gpu_sync.make_problem(steps, seed=1)
+    args = (w0, xs, ys, report, every)
+    return grading.assert_host_syncs_at_most(train, args, reads, what="train", reports_every=every, steps=steps)
+
+
+@pytest.mark.parametrize("when", ["on time", "a block late"])
+def test_reports_made_while_training_pass(when):
     seen = []
-    grading.assert_host_syncs_at_most(
-        _training(when),
-        (w0, xs, ys, lambda step, loss: seen.append(step), 10),
-        3,
-        what="train",
-        reports_every=10,
-        steps=30,
-    )
+    _checked(_training(when), 30, 10, 3, lambda step, loss: seen.append(step))
     assert seen == [9, 19, 29]
 
 
 def test_reports_held_back_to_the_end_fail_with_when_they_were_made():
-    from tfperf.experiments import gpu_sync
+    with pytest.raises(grading.GradingFailure) as err:
+        _checked(_training("at the end"), 30, 5, 6)
+    assert "the report for step 4 was made after 30 training steps had run; it is due before step 10" in str(err.value)
+    from tfperf.experiments import gpu_sync  # without reports_every, as before: reads counted, reports not timed
 
     w0, xs, ys = gpu_sync.make_problem(30, seed=1)
-    with pytest.raises(grading.GradingFailure) as err:
-        grading.assert_host_syncs_at_most(
-            _training("at the end"),
-            (w0, xs, ys, lambda step, loss: None, 5),
-            6,
-            what="train",
-            reports_every=5,
-            steps=30,
-        )
-    assert "the report for step 4 was made after 30 training steps had run; it is due before step 10" in str(err.value)
-    # without reports_every, as before: reads counted, reports not timed
-    grading.assert_host_syncs_at_most(
-        _training("at the end"), (w0, xs, ys, lambda step, loss: None, 5), 6, what="train"
-    )
+    grading.assert_host_syncs_at_most(_training("at the end"), (w0, xs, ys, lambda s, v: None, 5), 6, what="train")
 
 
 def test_a_report_made_by_name_is_timed_by_its_step_parameter():
@@ -271,26 +261,13 @@ def test_a_report_made_by_name_is_timed_by_its_step_parameter():
             report(loss=float(loss), step=k * every + every - 1)
         return w.read_value()
 
-    w0, xs, ys = gpu_sync.make_problem(20, seed=1)
     with pytest.raises(grading.GradingFailure, match="the report for step 4 was made after 20 training steps"):
-        grading.assert_host_syncs_at_most(
-            train, (w0, xs, ys, lambda step, loss: None, 5), 4, what="train", reports_every=5, steps=20
-        )
+        _checked(train, 20, 5, 4)
 
 
 def test_a_loop_that_does_not_run_the_courses_step_once_per_step_fails():
-    from tfperf.experiments import gpu_sync
-
-    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
     with pytest.raises(grading.GradingFailure, match="ran gpu_sync.train_step 0 times; expected 30, once per step"):
-        grading.assert_host_syncs_at_most(
-            _training("own steps"),
-            (w0, xs, ys, lambda step, loss: None, 10),
-            3,
-            what="train",
-            reports_every=10,
-            steps=30,
-        )
+        _checked(_training("own steps"), 30, 10, 3)
 
 
 def test_the_steps_run_count_steps_inside_graphs_and_xla():
