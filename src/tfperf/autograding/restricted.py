@@ -267,7 +267,9 @@ CAPTURE_ATTRIBUTES = frozenset(
         "captured_inputs", "captures", "external_captures", "internal_captures", "function_captures", "variables",
         "trainable_variables", "graph", "op", "inputs", "control_inputs", "consumers", "outer_graph",
         "get_operations", "get_operation_by_name", "get_tensor_by_name", "get_collection", "get_collection_ref",
-        "as_graph_element",
+        "as_graph_element", "variable_captures", "get_concrete_function", "inference_fn", "children", "call_flat",
+        "cached_definition", "function_def", "definition", "set_external_captures", "replace_capture",
+        "as_graph_def", "graph_def",
     }
 )  # fmt: skip
 #: TensorFlow's classes of traced functions, graphs, operations and graph tensors (by name, in a module of
