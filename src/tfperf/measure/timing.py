@@ -21,9 +21,28 @@ from tfperf.runtime import device, logs
 # change what we read.
 _clock = time.perf_counter
 _cpu_clock = time.process_time
+
+
+def _epoch_offset(readings: int = 9) -> float:
+    """Seconds to subtract from a Unix-epoch time (``tf.timestamp``) to put it on the course's clock.
+
+    Each reading of the wall clock is bracketed by two of the course's clock; the tightest
+    bracket wins, so a thread switch between the two reads (common on a loaded machine)
+    cannot shift every in-graph stamp by the time the thread was away.
+    """
+    best = None
+    for _ in range(readings):
+        before = _clock()
+        wall = time.time()
+        after = _clock()
+        if best is None or after - before < best[0]:
+            best = (after - before, wall - (before + after) / 2)
+    return best[1]
+
+
 # TensorFlow's in-graph clock (``tf.timestamp``) counts seconds since the Unix epoch;
 # this offset puts its readings on the course's clock.
-_EPOCH_OFFSET = time.time() - _clock()
+_EPOCH_OFFSET = _epoch_offset()
 
 Progress = Callable[[int, int], None]  # (done, total)
 

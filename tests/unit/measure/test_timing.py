@@ -272,3 +272,21 @@ def test_a_comparison_is_described_with_or_without_each_sides_time_per_call():
         "3.00x faster (median of 3 interleaved pairs; range 2.00x to 4.00x; 1 ms vs 3 ms per call)"
     )
     assert comparison.describe(per_call=False) == "3.00x faster (median of 3 interleaved pairs; range 2.00x to 4.00x)"
+
+
+def test_the_graph_clocks_offset_ignores_a_reading_interrupted_by_a_thread_switch(monkeypatch):
+    # the wall clock is 1000 s ahead of the course's; during the first reading the thread
+    # was away for 60 ms after reading the wall clock, which would shift the offset by 20 ms
+    clock = iter([0.0, 0.06, 1.0, 1.0001, 2.0, 2.0002])
+    wall = iter([1000.01, 1001.00005, 1002.0001])
+    monkeypatch.setattr(timing, "_clock", lambda: next(clock))
+    monkeypatch.setattr(timing.time, "time", lambda: next(wall))
+    assert timing._epoch_offset(readings=3) == pytest.approx(1000.0, abs=1e-6)
+
+
+def test_graph_now_is_on_the_courses_clock():
+    tf = pytest.importorskip("tensorflow")
+    before = timing.now()
+    stamped = float(tf.function(timing.graph_now)())
+    after = timing.now()
+    assert before - 1e-3 <= stamped <= after + 1e-3
