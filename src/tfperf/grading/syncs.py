@@ -16,30 +16,13 @@ from tfperf.measure import host_syncs
 def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, section: str | None, reports: bool = False):
     """Call learner code quietly inside a host-sync counting block; return its result, the counts, and with
     ``reports`` the training steps run in the call and ``(step, steps run by then)`` of each call of a function among
-    ``args`` (:func:`_reports_recorded`)."""
-    from tfperf.experiments import gpu_sync
-    from tfperf.grading.remote import Remote, SeenSyncs
+    ``args`` (:func:`_reports_recorded`). A :class:`tfperf.grading.remote.Remote` (in the judge) is counted in the
+    answer's process over the call."""
+    from tfperf.grading.remote import Remote
 
-    made: list = []
-    if isinstance(fn, Remote):  # in the judge: counted in the answer's process over the call
-        reported: list = []
-        counted = ("host_syncs", "steps") if reports else ("host_syncs",)
-        with fn.counted(counted) as seen:
-            result = call(fn, _reports_recorded(args, reported) if reports else args, who=what, section=section)
-        if seen.get("tampered") or any(kind not in seen for kind in counted):
-            raise GradingFailure(
-                f"The host-sync check cannot grade: the grading environment was modified "
-                f"({', '.join(map(str, seen.get('tampered') or ['the counters']))}). Remove the code that does it."
-            )
-        if not reports:
-            return result, SeenSyncs(seen["host_syncs"]), None
-        at_calls = [int(n) for n in seen["steps"]["at_calls"]]
-        if len(at_calls) != len(reported):
-            raise GradingFailure(f"The reports check cannot grade: {len(reported)} reports, {len(at_calls)} counted.")
-        return result, SeenSyncs(seen["host_syncs"]), (int(seen["steps"]["run"]), list(zip(reported, at_calls)))
-    start = gpu_sync.steps_run() if reports else 0
-    if reports:
-        args = _reports_recorded(args, made, lambda: gpu_sync.steps_run() - start)
+    if isinstance(fn, Remote):
+        return _counted_in_the_answers_process(fn, args, what, section, reports)
+    args, made = _steps_at_reports(args) if reports else (args, None)
     with host_syncs.counting() as syncs:
         host_syncs.give(list(args))  # their shapes came with the call: reading them is not a sync
         result = call(fn, args, who=what, section=section)
@@ -50,7 +33,39 @@ def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, secti
             f"The host-sync check cannot grade: the grading environment was modified "
             f"({', '.join(undone)}). Remove the code that does it and run the notebook again."
         )
-    return result, syncs, ((gpu_sync.steps_run() - start, made) if reports else None)
+    return result, syncs, (made() if reports else None)
+
+
+def _steps_at_reports(args: Sequence[Any]) -> tuple[tuple, Callable[[], tuple[int, list]]]:
+    """``args`` with their reports recorded, and what to call after the call: ``(training steps run since now,
+    [(step, steps run by then) of each report])``, counted by :func:`tfperf.experiments.gpu_sync.steps_run`."""
+    from tfperf.experiments import gpu_sync
+
+    start = gpu_sync.steps_run()
+    made: list = []
+    recorded = _reports_recorded(args, made, lambda: gpu_sync.steps_run() - start)
+    return recorded, lambda: (gpu_sync.steps_run() - start, made)
+
+
+def _counted_in_the_answers_process(fn, args: Sequence[Any], what: str, section: str | None, reports: bool):
+    """:func:`_call_counting` of a call the judge makes: the answer's process counts, the judge reads the counts."""
+    from tfperf.grading.remote import SeenSyncs
+
+    reported: list = []
+    counted = ("host_syncs", "steps") if reports else ("host_syncs",)
+    with fn.counted(counted) as seen:
+        result = call(fn, _reports_recorded(args, reported) if reports else args, who=what, section=section)
+    if seen.get("tampered") or any(kind not in seen for kind in counted):
+        raise GradingFailure(
+            f"The host-sync check cannot grade: the grading environment was modified "
+            f"({', '.join(map(str, seen.get('tampered') or ['the counters']))}). Remove the code that does it."
+        )
+    if not reports:
+        return result, SeenSyncs(seen["host_syncs"]), None
+    at_calls = [int(n) for n in seen["steps"]["at_calls"]]
+    if len(at_calls) != len(reported):
+        raise GradingFailure(f"The reports check cannot grade: {len(reported)} reports, {len(at_calls)} counted.")
+    return result, SeenSyncs(seen["host_syncs"]), (int(seen["steps"]["run"]), list(zip(reported, at_calls)))
 
 
 def _reports_recorded(args: Sequence[Any], reported: list, runs: Callable[[], int] | None = None) -> tuple:
