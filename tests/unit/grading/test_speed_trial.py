@@ -84,10 +84,11 @@ def test_an_answer_wrong_on_some_calls_only_is_caught_among_the_timed_calls():
 
     def wrong_now_and_then(x):
         calls.append(1)
-        return x * 2 if len(calls) <= 2 or len(calls) % 3 else x * 3  # the two untimed calls right
+        return x * 2 if len(calls) <= 2 or len(calls) % 3 == 0 else x * 3  # the two untimed calls right
 
+    # one drawn call compared per planned pair: all 11 right by chance with odds of (1/3)**11, about 6 in a million
     unfixed, answer = sides(sleeps(0.002), wrong_now_and_then, inputs)
-    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
+    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=11)
     assert not verdict.passed and "differs from the unfixed code's" in verdict.problem
 
 
