@@ -32,11 +32,15 @@ from nbgrader.preprocessors import (
 )
 
 from tfperf.autograding import sandbox
-from tfperf.autograding.links import RefuseLinks, RemoveLinks
 from tfperf.autograding.outside import GradeOutsideKernel
-from tfperf.autograding.placeholders import ClearSolutionsWithPlaceholders
-from tfperf.autograding.preprocessors import GradingExecute, RestoreCells
-from tfperf.autograding.screening import ScreenAnswers
+from tfperf.autograding.preprocessors import (
+    ClearSolutionsWithPlaceholders,
+    GradingExecute,
+    RefuseLinks,
+    RemoveLinks,
+    RestoreCells,
+    ScreenAnswers,
+)
 from tfperf.runtime.logs import NOISE_PATTERN
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
@@ -68,7 +72,7 @@ if not SHARED_EXCHANGE.is_dir():
 # Student versions: a solution region becomes this stub. Inside a function, a Check cell that calls it
 # says "... is not written yet. Reread the section ..."; at the top level of a cell, nbgrader's
 # ClearSolutions is replaced (GenerateAssignment.preprocessors, below) by one that makes it placeholders
-# for the names the answer defines (tfperf.autograding.placeholders), which the Check cells report the
+# for the names the answer defines (tfperf.autograding.preprocessors.ClearSolutionsWithPlaceholders), which the Check cells report the
 # same way (instead of a NameError), and the cell runs quietly.
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("Not written yet: replace this line with your answer '
@@ -131,13 +135,13 @@ c.GenerateAssignment.preprocessors = [
 # Honest work is not lost (tfperf.autograding.preprocessors): a kernel that dies costs the exercise it died in
 # only, and every instructor cell (locked cells, test cells, their metadata) is
 # restored from the gradebook, and put back where a submission lacks it.
-# Students kept apart (tfperf.autograding.links): a submission whose folder holds a link is not graded,
+# Students kept apart (tfperf.autograding.preprocessors.RefuseLinks): a submission whose folder holds a link is not graded,
 # and the links a kernel leaves in its folder are removed before nbgrader writes there.
 c.Autograde.sanitize_preprocessors = [
     importable(p)
     for p in (RefuseLinks, ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata)
 ]
-# After running a submission, its answer cells are screened statically (tfperf.autograding.screening): an
+# After running a submission, its answer cells are screened statically (tfperf.autograding.preprocessors.ScreenAnswers): an
 # answer that changes the grading (module attributes, kernel hooks, threads, the environment,
 # given code...) scores 0 for its exercise, with the reason in the feedback, and every finding
 # goes to reports/screen.jsonl. Set c.ScreenAnswers.penalize = False to report without zeroing.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import nbformat
 
 from tests.classgrading import toy
-from tfperf.autograding.links import RemoveLinks, odd_entries
+from tfperf.autograding.preprocessors import RemoveLinks, odd_entries
 
 # Run by the kernel: its own notebook becomes a link to bob's graded one (pathlib, which the screen allows).
 LINK_OVER_BOB = """\

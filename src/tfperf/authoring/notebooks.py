@@ -102,7 +102,7 @@ def generate(course_dir: Path, assignment: str, *, database: bool = True) -> Non
 
 def finish_student_versions(root: Path, name: str) -> list[Path]:
     """Normalization of the notebooks nbgrader generated into ``root/notebooks/name`` (their placeholders come
-    from nbgrader itself: ``tfperf.autograding.placeholders``, in autograde/nbgrader_config.py)."""
+    from nbgrader itself: ``tfperf.autograding.preprocessors.ClearSolutionsWithPlaceholders``, in autograde/nbgrader_config.py)."""
     written = []
     for path in sorted((root / "notebooks" / name).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)

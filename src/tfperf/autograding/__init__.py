@@ -3,29 +3,18 @@
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
-- ``links``: ``RefuseLinks`` and ``RemoveLinks``: no submission reaches another student's files through a link.
-- ``placeholders``: ``ClearSolutionsWithPlaceholders``: releasing, an untouched top-level answer becomes
-  placeholders that the Checks report as "not written yet" (instead of a ``NameError``).
-- ``preprocessors``: nbgrader steps that keep honest work: ``GradingExecute`` (a dying kernel costs
-  the exercise it died in only), ``RestoreCells`` (instructor cells and their metadata restored).
-- ``messages``: what the grading process and its workers send each other: JSON and ``.npy``, never pickles.
 - ``scheduler``: what the kernel's scheduler says of a worker, from ``/proc``: the CPU seconds of its process
   tree, and how long its serving thread waited for a CPU that other processes held.
-- ``prints_checks``: what a worker really printed, read by the grading process from the worker's own output
-  stream between two markers; the prints checks of the test cells.
-- ``bytes_checks``: the bytes checks of the test cells, decided by the grading process from what the answer's
-  worker and the unfixed code's worker read (XLA's module counted again here).
-- ``trace_checks``: the trace checks of the test cells: TensorFlow's own trace count of each checked function,
-  read while the grading process times the cell's speed check.
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
-- ``speed_samples``: a worker's side of a speed check timed by another process (inputs from seeds, samples,
-  results and the calls of the functions among the inputs on request), its samples kept as the kernel keeps them.
 - ``recheck``: the speed checks: read from the test cells, timed out of the kernel (the unfixed code, the
-  answer (sandboxed) and the clock in three processes), the speed kind of ``check_kinds``; and
+  answer (sandboxed) and the clock in three processes; a worker's side of a timed sample too), the speed kind of
+  ``check_kinds``; and
   ``python -m tfperf recheck SUBMISSION``, a submission's speed checks timed again.
-- ``check_kinds``: the kinds of check the grading process decides itself (prints, bytes, speed), one
-  module each, in one table; what a worker reads for them on request.
+- ``check_kinds``: the kinds of check the grading process decides itself, one module each, in one table (prints:
+  ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``recheck``), and what a worker reads for
+  them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
+  test cell asks of it, what the answer's worker reads for it and the grading process's decision.
 - ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
   grading process.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
@@ -39,7 +28,11 @@
   learner code ever ran, the answer's functions called in the worker; which test cells it runs.
 - ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks
   each exercise's worker from it (cleaned up after every exercise).
-- ``screening``: ``ScreenAnswers``, that screen as an nbgrader preprocessor.
+- ``preprocessors``: the course's steps in nbgrader: ``GradingExecute`` (a dying kernel costs the exercise it
+  died in only), ``RestoreCells`` (instructor cells and their metadata restored), ``RefuseLinks`` and
+  ``RemoveLinks`` (no submission reaches another student's files through a link), ``ScreenAnswers`` (the static
+  screen: flagged answers lose their exercise), ``ClearSolutionsWithPlaceholders`` (releasing, an untouched
+  top-level answer becomes placeholders that the Checks report as "not written yet").
 - ``outside``: ``GradeOutsideKernel``: every written exercise graded again in a fresh sandboxed worker
   of its own (the instructor's cells, that answer, the instructor's tests), its speed checks timed
   from the grading process against the unfixed code's own worker, its prints checks watched and its bytes

@@ -5,8 +5,10 @@ A test cell that passed in the answer's worker counts only once each of its chec
 out of the notebook's reach (:func:`tfperf.autograding.outside.grade_exercise`, kind by kind in the order of
 :data:`KINDS`). A kind is one module holding:
 
+- the assertion that the notebooks' test cells call (re-exported by :mod:`tfperf.grading`), whose signature is the
+  spec's: what a test cell leaves out takes the assertion's own default;
 - ``specs(grading, grade_id, source) -> list``: its checks in a test cell, read from the cell's text, the
-  assertion's own defaults for what the call leaves out (:func:`tfperf.autograding.cells.arguments`);
+  assertion's own defaults for what the call leaves out (:func:`tfperf.grading.specs.arguments`);
 - ``AFTER_THE_JUDGE``: whether a test cell that the judge ran (:mod:`tfperf.autograding.judge`) still has its checks
   of this kind decided here;
 - ``decide(grading, check, outcome)``: the decision, made here from data that the workers send on request (never
@@ -27,17 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfperf.autograding import bytes_checks, prints_checks, recheck, trace_checks
+from tfperf.autograding import recheck
+from tfperf.grading import printing, tracing, traffic
 
 #: The kinds, in the order they are decided: the speed checks (``recheck``) last, since their timed calls are
 #: watched for their cell's prints and traces checks too.
-KINDS = (prints_checks, bytes_checks, recheck)
+KINDS = (printing, traffic, recheck)
 
 #: What the answer's worker reads on a request ``{"do": name, ...}`` or a judged call's ``probe``: name -> reader.
 PROBES: dict[str, Callable[[dict, dict], dict]] = {
-    "prints": prints_checks.read,
-    "bytes": bytes_checks.read,
-    "traces": trace_checks.read,
+    "prints": printing.read,
+    "bytes": traffic.read,
+    "traces": tracing.read,
 }
 
 

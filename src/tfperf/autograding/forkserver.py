@@ -50,10 +50,7 @@ PRELOADED = (
     "matplotlib.pyplot",
     "tfperf.grading",
     "tfperf.autograding.worker",
-    "tfperf.autograding.speed_samples",
-    "tfperf.autograding.bytes_checks",
-    "tfperf.autograding.trace_checks",
-    "tfperf.autograding.prints_checks",
+    "tfperf.autograding.recheck",
     "tfperf.autograding.check_kinds",  # the readings a worker serves (PROBES), and the kinds they serve
     "tfperf.measure.timing",
     "tfperf.lesson",

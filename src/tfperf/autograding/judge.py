@@ -10,9 +10,9 @@ which calls the answer's function on the arguments the judge chose and sends bac
 comparison, the verdict) is computed in the judge; the subject only answers.
 
 What the judge learns besides a call's result comes from outside the subject: the lines a call printed are read by
-the grading process from the subject's own output stream (:mod:`tfperf.autograding.prints_checks`), between markers carrying
+the grading process from the subject's own output stream (:mod:`tfperf.grading.printing`), between markers carrying
 a token drawn for that call; a function's bytes are counted in the judge from the XLA module the subject sends
-(:mod:`tfperf.autograding.bytes_checks`); the memory its processes hold is read by the grading process in ``/proc`` (and
+(:mod:`tfperf.grading.traffic`); the memory its processes hold is read by the grading process in ``/proc`` (and
 NVML on a GPU), now and before the answer cell ran (:func:`tfperf.runtime.processes.held_bytes`); a ``tf.function``'s trace count is read in the subject from an object of
 TensorFlow's own class (the third kind of evidence of docs/instructors.md: installed before any learner code, out of
 the restricted answer's reach).
@@ -34,7 +34,7 @@ import sys
 from typing import Any
 
 from tfperf.autograding import check_kinds
-from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.grading.messages import WorkerStopped, receive, send
 from tfperf.grading.remote import NotData, Remote, ReturnedNotData, pack, raised, unpack
 
 #: The checks of ``tfperf.grading`` whose judge-side form takes a :class:`Remote` where the learner's function goes.

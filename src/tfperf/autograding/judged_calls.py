@@ -22,7 +22,7 @@ def callback_stub(
     """In the subject, the function the check passed as argument ``index``: calling it sends its arguments (as data)
     to the judge, which runs the check's function (:meth:`Channel.ask`), and returns its result (as data). ``ask``
     sends one message and returns the reply. With ``local`` instead (a timed sample's function, made in this process:
-    :func:`tfperf.autograding.speed_samples.called_back`), the arguments go to ``local`` as they are: the same function to
+    :func:`tfperf.autograding.recheck.called_back`), the arguments go to ``local`` as they are: the same function to
     the answer, at the cost of a call. Arguments may be passed by name, as to the check's own function."""
 
     def called_back(*args: Any, **keywords: Any) -> Any:
@@ -56,7 +56,7 @@ def answer_call(
     moves; ``"traces"``: its trace count). A call with a ``witness`` token runs between that token's
     markers, nothing captured: the grading process reads what it prints. ``ask`` (one message out, its reply back)
     carries the calls of the check's functions passed as arguments (:func:`callback_stub`)."""
-    from tfperf.autograding.prints_checks import witnessed_call
+    from tfperf.grading.printing import witnessed_call
     from tfperf.measure import host_syncs
     from tfperf.runtime import logs
 

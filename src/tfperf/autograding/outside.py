@@ -36,16 +36,16 @@ The speed, prints and bytes checks of a test cell that passed in the worker are 
 Prints checks (``grading.assert_prints_at_most`` at the top level of a test cell) are watched from this
 process too: in the worker, the check captures the call's output, which an answer can notice; so after the
 test cells, this process asks the worker to call the function again with nothing captured and counts the
-lines it reads from the worker's real output stream (:mod:`tfperf.autograding.prints_checks`). Where a speed
+lines it reads from the worker's real output stream (:mod:`tfperf.grading.printing`). Where a speed
 check's cell limits what its function prints, every timed call is read the same way.
 
 Trace checks (``grading.assert_traces_at_most`` at the top level of a test cell) are read while the cell's
 speed check is timed from here: TensorFlow's own trace count of each checked function before the first timed
-call and after the last; a function that traces again on those fresh inputs fails (:mod:`tfperf.autograding.trace_checks`).
+call and after the last; a function that traces again on those fresh inputs fails (:mod:`tfperf.grading.tracing`).
 
 Bytes checks (``grading.assert_moves_fewer_bytes`` at the top level of a test cell) are decided here: the
 answer's bytes read again in its worker (XLA's module sent and counted here), the unfixed step's in the unfixed
-code's worker, the limit compared here (:mod:`tfperf.autograding.bytes_checks`).
+code's worker, the limit compared here (:mod:`tfperf.grading.traffic`).
 
 Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
@@ -83,7 +83,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import check_kinds, concepts, forkserver, judge, prints_checks, sandbox, screen
+from tfperf.autograding import check_kinds, concepts, forkserver, judge, sandbox, screen
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -92,8 +92,9 @@ from tfperf.autograding.cells import (
     released_answers,
     replay_source,
 )
-from tfperf.autograding.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
 from tfperf.autograding.preprocessors import error_output
+from tfperf.grading import printing
+from tfperf.grading.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
 from tfperf.runtime import processes
 
 #: Seconds a worker may take to start (the interpreter, before the first cell).
@@ -274,7 +275,7 @@ def _worker_process(env_for, *, sandboxed: bool, forked: bool, course: bool = Tr
             worker_argv(workdir, sandboxed=sandboxed),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (prints_checks.py)
+            stderr=subprocess.PIPE,  # read to its end by _Replies: what the answer really prints (printing.py)
             cwd=workdir,
             env=env_for(workdir),
             preexec_fn=sandbox.Limits().apply if sandboxed else None,
@@ -663,7 +664,7 @@ class _Replies:
 
     def __init__(self, process: subprocess.Popen, key: str, timeout: float):
         self.process, self.key, self.timeout = process, key, timeout
-        self.output = prints_checks.WorkerOutput(process.stderr) if process.stderr is not None else None
+        self.output = printing.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
         self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
         self._inputs = 1  # how many inputs the last ``prepare`` made
@@ -688,7 +689,7 @@ class _Replies:
 
     def call_watched(self, function: str, args: str) -> str:
         """Call ``function(*args)`` (expressions in the exercise's namespace) in the worker, its output read
-        here: the token of :meth:`prints_checks.WorkerOutput.printed`."""
+        here: the token of :meth:`printing.WorkerOutput.printed`."""
         if self.output is None:
             raise _Stopped("its output could not be read.")
         token = self.output.token()
@@ -751,7 +752,7 @@ class _Replies:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
 
     def ask(self, **request) -> list:
-        """One request of a speed check (:mod:`tfperf.autograding.speed_samples`): the arrays of its reply."""
+        """One request of a speed check (:mod:`tfperf.autograding.recheck`): the arrays of its reply."""
         if request.get("do") == "prepare":
             self._inputs = len(request.get("seeds", ())) or 1
         if request.get("do") == "run":

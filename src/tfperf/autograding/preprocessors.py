@@ -1,4 +1,6 @@
-"""nbgrader's steps for this course where plain nbgrader loses honest work (``autograde/nbgrader_config.py``).
+"""The course's steps in nbgrader (``autograde/nbgrader_config.py`` lists them): where plain nbgrader loses honest
+work, lets one student reach another's files, or grades what has no place in an answer. The grades themselves are
+decided outside the kernel (:class:`tfperf.autograding.outside.GradeOutsideKernel`).
 
 - ``GradingExecute``: a kernel that dies (``os._exit``, a crash in native code, the sandbox's
   CPU limit) or that does not stop when interrupted at the time limit costs the exercise it died
@@ -13,21 +15,73 @@
   points, or its ``grade``/``locked`` flags gets the original back, and a test cell whose
   grade_id was changed or that was deleted is put back (nbgrader's ``add_missing_cells``),
   so it still runs and scores what the answer earns.
+
+**Students kept apart** (``RefuseLinks``, ``RemoveLinks``): no submission reaches another's files through a link.
+``nbgrader autograde`` reads a submission from ``submitted/<student>/<assignment>/``, copies its files
+into ``autograded/<student>/<assignment>/`` (following links), runs the notebook with that folder as the
+kernel's working folder, and writes the graded notebook there (again following links). A link is all it
+takes to cross over: a submitted notebook that links to another student's hands that student's work in,
+and a kernel that replaces its own notebook with a link to ``../../<other>/<assignment>/<notebook>``
+makes nbgrader write its graded notebook over the other student's (the sandbox hides the other folders
+from the kernel, but a link is only a name, and nbgrader follows it outside the sandbox). Hence:
+
+- ``RefuseLinks`` (first of ``Autograde.sanitize_preprocessors``): a submission whose folder holds a link,
+  or anything that is neither a file nor a folder (a pipe would block the writer), is not graded at all:
+  nbgrader removes what it had copied, and its log names the entries.
+- ``RemoveLinks`` (right after the kernel ran): whatever links or special files the kernel left in its
+  working folder are removed before anything is written there, so the graded notebook is written in
+  the student's own folder.
+
+**The static screen** (``ScreenAnswers``): flagged answers lose their exercise's points.
+Runs in ``nbgrader autograde`` after the notebook was executed and before the grades are
+saved (``autograde/nbgrader_config.py`` lists it). For every answer cell, it asks
+:func:`tfperf.autograding.screen.screen` what has no place in an honest answer (the imports allowed
+and the library functions withheld as the instructor's notebook lists them for that exercise); when something
+is found, the test cells of that exercise (those after the answer cell, up to the next
+answer cell) get an error output that names each finding, so nbgrader scores them 0 and
+the feedback says why. Every finding is also appended to a JSON-lines report for the
+instructor. With ``ScreenAnswers.penalize = False`` the findings are reported only.
+
+**Student versions whose untouched answer cells run** (``ClearSolutionsWithPlaceholders``, releasing): nbgrader's
+``ClearSolutions`` plus placeholders.
+nbgrader's stub for a solution region (``ClearSolutions.code_stub`` in autograde/nbgrader_config.py) raises
+where it stands. Inside a function that is what a learner should meet; at the top level of a cell it
+defines nothing, so every Check after it fails with a ``NameError``. :class:`ClearSolutionsWithPlaceholders`
+replaces such a stub by placeholders, ``name = grading.not_written("name", section=...)``, for each name the
+answer defines: the answer cell then runs quietly and its Check says "... is not written yet. Reread the
+section ...". It stands where ``ClearSolutions`` stands in ``GenerateAssignment.preprocessors``, so
+``nbgrader generate_assignment``, Formgrader's *Generate* and ``make student`` release the same notebooks.
 """
 
 from __future__ import annotations
 
+import ast
+import copy
+import json
+import os
+import re
+import stat
 import textwrap
+from pathlib import Path
 
 import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, Execute, OverwriteCells
-from traitlets import Bool, Enum
+from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, Execute, OverwriteCells
+from traitlets import Bool, Enum, Unicode
 
-from tfperf.autograding.cells import exercises, is_test, is_written, released_answers, replay_source
+from tfperf.autograding.cells import (
+    exercises,
+    instructor_notebook,
+    is_test,
+    is_written,
+    released_answers,
+    replay_source,
+)
+from tfperf.autograding.screen import ALLOWED_IMPORTS, allowed_imports, defined_names, screen, withheld_names
 
 KERNEL_DIED = "KernelDied"
 #: The output of a test cell left to GradeOutsideKernel, until that step writes its outcome over it.
@@ -330,3 +384,217 @@ def released_checksum(source_cell, points: float | None, solution: bool) -> str:
     )
     cell, _ = ClearHiddenTests().preprocess_cell(cell, {}, 0)
     return nbutils.compute_checksum(cell)
+
+
+# ---------------------------------------------------------------- students kept apart
+
+
+class SubmissionRefused(RuntimeError):
+    """A submission that cannot be graded as handed in (the message says why and what to do)."""
+
+
+def odd_entries(folder: str | os.PathLike) -> list[str]:
+    """Entries under ``folder`` that are links, or neither regular files nor folders (relative paths)."""
+    root = Path(folder)
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(str(path.relative_to(root)))
+    return sorted(found)
+
+
+def _folder(resources: dict) -> str | None:
+    return (resources or {}).get("metadata", {}).get("path") or None
+
+
+class RefuseLinks(Preprocessor):
+    """Refuse to grade a submission whose folder holds links or special files."""
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        folder = _folder(resources)
+        found = odd_entries(folder) if folder else []
+        if found:
+            raise SubmissionRefused(
+                f"not graded: the submission's folder holds links or special files ({', '.join(found)}), which could "
+                f"reach other students' work. Hand in plain files only."
+            )
+        return nb, resources
+
+
+class RemoveLinks(Preprocessor):
+    """Remove the links and special files the kernel left in its working folder."""
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        folder = _folder(resources)
+        for entry in odd_entries(folder) if folder else []:
+            self.log.warning("Removing %s, which the kernel left in %s (a link or a special file)", entry, folder)
+            os.unlink(Path(folder) / entry)
+        return nb, resources
+
+
+# ---------------------------------------------------------------- the static screen
+
+
+def _nbgrader(cell: NotebookNode) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+class ScreenAnswers(Preprocessor):
+    """Flag answer cells that tamper with the grading; zero their exercise's test cells."""
+
+    # nbconvert's Preprocessor is disabled unless told otherwise, and nbconvert calls preprocess()
+    # only for an enabled one: without this, the screen never ran inside nbgrader autograde.
+    enabled = Bool(True, help="Whether to screen answers when autograding").tag(config=True)
+    penalize = Bool(True, help="Score the exercise's test cells 0 when its answer is flagged").tag(config=True)
+    report = Unicode("", help="JSON-lines file to append every finding to (empty: no report)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        given: set[str] = set()
+        flagged: dict[int, list[str]] = {}
+        rules = self._rules(resources)
+        for i, cell in enumerate(nb.cells):
+            meta = _nbgrader(cell)
+            if cell.cell_type != "code":
+                continue
+            if meta.get("solution"):
+                imports, withheld = rules.get(meta.get("grade_id"), (ALLOWED_IMPORTS, ()))
+                findings = screen(cell.source, given_names=given, allowed_imports=imports, withheld=withheld)
+                if findings:
+                    flagged[i] = [f.describe() for f in findings]
+            elif meta.get("locked"):
+                given |= defined_names(cell.source)
+        for answer, tests in exercises(nb):
+            if answer not in flagged:
+                continue
+            grade_id = _nbgrader(nb.cells[answer]).get("grade_id", f"cell {answer}")
+            self._report(resources, grade_id, flagged[answer])
+            if not self.penalize:
+                continue
+            message = (
+                f"The answer cell '{grade_id}' was not graded: it contains code that has no place in an "
+                f"answer to this exercise ({'; '.join(flagged[answer])}). Remove it; your instructor "
+                f"can see this message."
+            )
+            for t in tests:  # the reason first, instead of the kernel's "left to the grading outside it"
+                kept = [o for o in nb.cells[t].get("outputs", []) if not _left_to_outside(o)]
+                nb.cells[t].outputs = [error_output("ScreenFailure", message), *kept]
+        return nb, resources
+
+    def _rules(self, resources: dict) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """answer grade_id -> (what it may import, the library functions it may not use), as the instructor's
+        notebook lists them (never the submission's metadata); empty where that notebook cannot be read (every
+        answer then gets the course's defaults)."""
+        import nbformat
+
+        try:
+            source = nbformat.read(instructor_notebook(self.config, resources), as_version=4)
+        except Exception:  # noqa: BLE001 (not graded by nbgrader, or no source: the default list)
+            return {}
+        return {
+            _nbgrader(cell)["grade_id"]: (allowed_imports(cell), withheld_names(cell))
+            for cell in source.cells
+            if _nbgrader(cell).get("solution") and _nbgrader(cell).get("grade_id")
+        }
+
+    def _report(self, resources: dict, grade_id: str, findings: list[str]) -> None:
+        if not self.report:
+            return
+        info = resources.get("nbgrader", {})
+        row = {
+            "assignment": info.get("assignment"),
+            "student": info.get("student"),
+            "notebook": info.get("notebook"),
+            "cell": grade_id,
+            "findings": findings,
+            "penalized": bool(self.penalize),
+        }
+        path = Path(self.report)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+__all__ = ["ScreenAnswers", "exercises"]
+
+
+def _left_to_outside(output: NotebookNode) -> bool:
+    """The kernel's placeholder for a test cell that the grading outside it decides (which a zeroed one skips)."""
+    return output.get("ename") == KERNEL_DIED and LEFT_TO_OUTSIDE in str(output.get("evalue", ""))
+
+
+# ---------------------------------------------------------------- student versions whose untouched answers run
+
+
+_REGION = re.compile(r"^### BEGIN SOLUTION\n(.*?)^### END SOLUTION$", re.M | re.S)
+#: nbgrader's stub for a solution region (autograde/nbgrader_config.py, ClearSolutions.code_stub) at the top level.
+_TOP_LEVEL_STUB = re.compile(r"^# YOUR CODE HERE\nraise NotImplementedError\(.*\)$", re.M)
+
+
+def top_level_answers(source: str) -> list[list[str]]:
+    """For each solution region of a cell that is not inside a definition: the names it defines."""
+    regions = []
+    for region in _REGION.findall(source):
+        names = []
+        for node in ast.parse(region).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.append(node.name)
+            elif isinstance(node, ast.Assign):
+                names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        regions.append(names)
+    return regions
+
+
+_SECTION = re.compile(r"""section=(?P<q>['"])(?P<section>.+?)(?P=q)""")
+
+
+def placeholders(names: list[str], section: str | None) -> str:
+    """What a top-level solution region becomes: placeholders that the Check cells report as not written yet."""
+    where = "" if section is None else f", section={json.dumps(section)}"
+    lines = [f'{name} = grading.not_written("{name}"{where})' for name in names]
+    what = "the placeholder below" if len(names) == 1 else "the placeholders below"
+    return "\n".join([f"# YOUR CODE HERE: replace {what} with your answer.", *lines])
+
+
+def with_placeholders(student: nbformat.NotebookNode, solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The student version, with nbgrader's top-level stubs (which raise where they stand and define nothing) made placeholders.
+
+    Run as it is, an answer cell then runs quietly (Run All goes on), and its Check says
+    "... is not written yet. Reread the section ..." instead of a ``NameError``.
+    """
+    sources = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in solution.cells}
+    for i, cell in enumerate(student.cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("solution"):
+            continue
+        regions = iter(top_level_answers(sources.get(meta.get("grade_id"), "")))
+        section = _section_of_next_check(student.cells[i + 1 :])
+        cell.source = _TOP_LEVEL_STUB.sub(lambda _: placeholders(next(regions), section), cell.source)
+    return student
+
+
+def _section_of_next_check(cells: list) -> str | None:
+    """The section that the first Check cell among ``cells`` tells the learner to reread (none for concept
+    checks: each question names its own, in its hidden test)."""
+    for cell in cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            if "concepts.check_" in cell.source:
+                return None
+            found = _SECTION.search(cell.source)
+            return found["section"] if found else None
+    return None
+
+
+class ClearSolutionsWithPlaceholders(ClearSolutions):
+    """nbgrader's ``ClearSolutions``, then :func:`with_placeholders` against the notebook as it was."""
+
+    def preprocess(self, nb, resources):
+        solution = copy.deepcopy(nb)
+        nb, resources = super().preprocess(nb, resources)
+        return with_placeholders(nb, solution), resources

@@ -20,28 +20,48 @@ What it runs of the submission: its answer cells and the instructor's locked cel
 source notebook's order; demonstration cells only for their imports (as ``nbgrader`` cells
 cannot depend on more). An answer that needs a cell of its own outside the answer cells
 is reported as not runnable here.
+
+The speed check kind of :mod:`tfperf.autograding.check_kinds` (:func:`specs`, :func:`decide`): every
+``grading.assert_speedup`` of a test cell that passed, timed this way by the grading process (the assertion is
+:func:`tfperf.grading.speed.assert_speedup`; the one speed trial, which the kernel's visible check runs too, is
+:func:`tfperf.grading.speed_trial.trial`).
+
+**A worker's side** (:func:`serve_samples`, :func:`seeded`): inputs made from seeds, samples run, results returned,
+each on request; the calls of the functions among a sample's inputs, as data. The process that asks holds the clock:
+it reads it around each ``run`` request. A worker makes the inputs of a sample (``prepare``) before it is timed, runs
+the function on each, or on the first ``count`` (``run``: every result made concrete and the device waited for,
+inside the request), and sends a result back as ``.npy`` arrays when asked (``result``). A ``run`` with a
+``witness`` token is not captured: the asking process reads what it prints (:mod:`tfperf.grading.printing`). A
+function among the inputs (a report function) reaches the function timed as the one a judged call passes does
+(:func:`tfperf.autograding.judged_calls.callback_stub`), and its calls are recorded in the worker (a tensor argument
+read inside the clock, as the judge's stub reads it): ``calls_back`` sends those of a sample's call as numbers (with
+``due``, the unfixed code's worker sends the calls due from the answer instead). Served by this module's workers and
+by the exercise workers of :mod:`tfperf.autograding.worker`.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import linecache
 import os
+import random
 import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tfperf.autograding import scheduler
-from tfperf.autograding.cells import arguments, is_test, literal, replay_source
-from tfperf.autograding.messages import NotRunnable, WorkerStopped, receive, send
-from tfperf.autograding.speed_samples import seeded, serve_samples
-from tfperf.grading.speed_trial import Verdict, trial
+from tfperf.autograding.cells import is_test, replay_source
+from tfperf.grading.messages import NotRunnable, WorkerStopped, receive, send
+from tfperf.grading.specs import arguments, literal
+from tfperf.grading.speed_trial import Samples, Verdict, trial
 
 # ---------------------------------------------------------------- what to re-time
 
@@ -65,7 +85,7 @@ class SpeedCheck:
 
 
 def _default(name: str) -> object:
-    from tfperf.autograding.cells import default
+    from tfperf.grading.specs import default
     from tfperf.grading.speed import assert_speedup
 
     return default(assert_speedup, name)
@@ -142,16 +162,132 @@ def program(source_nb, answers_nb=None) -> list[str]:
     return cells
 
 
-# ---------------------------------------------------------------- the workers
+# ---------------------------------------------------------------- the workers: a timed sample, on request
+
+
+@contextlib.contextmanager
+def seeded(seed: int, *, tensorflow: bool = True):
+    """NumPy's unseeded generators and Python's ``random`` drawing from ``seed`` in the block, and with
+    ``tensorflow`` TensorFlow's (hence Keras's) global seed set to it: two workers make the same data
+    from the same seed.
+
+    A sample's inputs are made with ``tensorflow=False``: setting TensorFlow's seed makes the next call
+    of every ``tf.function`` slower (measured here: 0.25 ms before, 2.5 to 3 ms after ``tf.random.set_seed``),
+    a cost that would land inside the clock, on the graph side only. So a check's ``make_inputs`` draws
+    from NumPy (``np.random.default_rng()``) or ``random``, as the course's do."""
+    import numpy as np
+
+    original = np.random.default_rng
+    seeds = iter(np.random.SeedSequence(seed).generate_state(10_000))
+
+    def default_rng(seed=None):
+        return original(int(next(seeds)) if seed is None else seed)
+
+    np.random.default_rng = default_rng
+    np.random.seed(seed)
+    random.seed(seed)
+    if tensorflow:
+        from tfperf.runtime import logs
+
+        logs.tensorflow().random.set_seed(seed)
+    try:
+        yield
+    finally:
+        np.random.default_rng = original
+
+
+def _held(value: Any) -> Any:
+    """An argument of a call as it is now: a tensor read (inside the clock, as the judge's stub reads it), an array
+    copied, a number or anything else kept (read as numbers when the calls are asked for)."""
+    import numpy as np
+
+    from tfperf.grading.remote import is_tensor
+
+    if type(value) in (int, float, bool) or isinstance(value, np.generic):
+        return value
+    if type(value) in (list, tuple):
+        return [_held(item) for item in value]
+    if type(value) is np.ndarray:
+        return value.copy()
+    return value.numpy() if is_tensor(value) else value
+
+
+def called_back(args: tuple, calls: list) -> tuple:
+    """``args`` with each function among them replaced by the stub a judged call's function gets
+    (:func:`tfperf.autograding.judged_calls.callback_stub`), which appends each call's arguments to ``calls``
+    (:func:`_held`) and calls the function."""
+    from tfperf.autograding.judged_calls import callback_stub
+    from tfperf.grading.remote import CALLED_BACK, positional
+
+    def local(function: Callable[..., Any]) -> Callable[[tuple, dict], Any]:
+        def call(values: tuple, keywords: dict) -> Any:
+            calls.append([_held(value) for value in positional(function, values, keywords)])
+            return function(*values, **keywords)
+
+        return call
+
+    return tuple(callback_stub(0, None, local(a)) if type(a) in CALLED_BACK else a for a in args)
+
+
+def serve_samples(
+    next_request: Callable[[], dict],
+    reply: Callable[..., None],
+    function: Callable[..., Any],
+    make_inputs: Callable[[], Any],
+    due: Callable[..., list] | None = None,
+) -> dict:
+    """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
+    ``exit``, ``reset``); returns that one. The samples are kept as a side in the kernel keeps them
+    (:class:`tfperf.grading.speed_trial.Samples`); here each seed's inputs are made :func:`seeded`, what the calls
+    print is captured (or, for a ``run`` with a ``witness``, read by the asking process), and an error is sent as its
+    traceback. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
+    from tfperf.grading.printing import witnessed_call
+    from tfperf.grading.results import call_numbers
+    from tfperf.grading.speed import calls_due
+    from tfperf.runtime import logs
+
+    def make(seeds: list[int]) -> list[tuple]:
+        made = []
+        for seed in seeds:
+            with seeded(int(seed), tensorflow=False):
+                made.append(tuple(make_inputs()))
+        return made
+
+    def captured(work: Callable[[], list]) -> list:
+        with logs.captured_output():
+            return work()
+
+    samples = Samples(function, make, called_back)
+    while True:
+        request = next_request()
+        try:
+            if request.get("do") == "prepare":
+                samples.prepare(list(request["seeds"]))
+                reply({"ok": True})
+            elif request.get("do") == "run":
+                witness = request.get("witness")  # the asking process reads what the calls print (printing.py)
+                around = (lambda work: witnessed_call(str(witness), work)) if witness else captured
+                samples.run(request.get("count"), around=around)
+                reply({"ok": True})
+            elif request.get("do") == "result":
+                reply({"ok": True}, samples.result(int(request["index"])))
+            elif request.get("do") == "calls_back":
+                index = int(request["index"])
+                numbers = [call_numbers(call) for call in samples.calls[index]]
+                reply({"ok": True, "calls": numbers if due is None else calls_due(due, numbers, samples.made[index])})
+            else:
+                return request
+        except BaseException:  # noqa: BLE001 (reported: the asking process decides)
+            reply({"error": traceback.format_exc(limit=-4)})  # the innermost frames: the answer's, where it failed
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """A worker: run the cells it is sent, say the exercise's target where it is asked, then serve samples
-    (:func:`tfperf.autograding.speed_samples.serve_samples`) and ``bytes`` readings (:mod:`tfperf.autograding.bytes_checks`).
+    (:func:`serve_samples`) and ``bytes`` readings (:mod:`tfperf.grading.traffic`).
     ``reset`` runs the cells again in a new namespace (new objects: a ``tf.function``'s traces, a model's state),
     as a fresh process would have them, unless the check's condition was found false (nothing of it is timed here);
     its ``make_inputs``, where given, replaces the one the worker was started with."""
-    from tfperf.autograding import bytes_checks
+    from tfperf.grading import traffic
     from tfperf.runtime import logs
 
     header, _ = receive(requests)
@@ -186,7 +322,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due)
         if request.get("do") == "bytes":  # the reference's bytes (the only reading asked of the unfixed code)
             try:
-                reply(bytes_checks.read(request, current["namespace"]))
+                reply(traffic.read(request, current["namespace"]))
             except BaseException:
                 reply({"error": traceback.format_exc(limit=3)})
             continue
@@ -355,21 +491,19 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
     (``grading.answer``), the unfixed code in a worker that never ran learner code (``grading.clean_worker``).
     The outcome of its test cell passes only if the speedup reaches the target, every result compared. A prints
     check of the same cell on the same function watches every timed call too (its limit holds for each), and the
-    functions of the cell's trace checks may not trace during the timed calls (:mod:`tfperf.autograding.trace_checks`)."""
-    from tfperf.autograding import prints_checks, trace_checks
+    functions of the cell's trace checks may not trace during the timed calls (:mod:`tfperf.grading.tracing`)."""
+    from tfperf.grading import printing, tracing
 
     answer, said = grading.answer, "Timed by the grading process, out of the notebook's reach"
     source = grading.source(check.grade_id)
-    prints = next(
-        (p for p in prints_checks.prints_checks(check.grade_id, source) if p.function == check.candidate), None
-    )
-    traces = trace_checks.traces_checks(check.grade_id, source)
+    prints = next((p for p in printing.prints_checks(check.grade_id, source) if p.function == check.candidate), None)
+    traces = tracing.traces_checks(check.grade_id, source)
     try:
         baseline = grading.clean_worker(check)
         if not baseline.ready.get("condition", True):  # decided in the unfixed code's worker, as the cell decides it
             outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
             return
-        before = [trace_checks.counted(answer, t) for t in traces]
+        before = [tracing.counted(answer, t) for t in traces]
         answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
     except NotRunnable as problem:
         outcome.fail(f"{said}: {problem}")
@@ -385,12 +519,12 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
         watched, answer.watched = answer.watched, None
         answer.end()
     if prints is not None and watched:
-        if problem := prints_checks.while_timed(answer.output, watched, prints):
+        if problem := printing.while_timed(answer.output, watched, prints):
             outcome.fail(f"{said}: {problem}")
             return
     for check_traces, counted_before in zip(traces, before):
-        after = trace_checks.counted(answer, check_traces)
-        if problem := trace_checks.retraced(check_traces, counted_before, after, answer.timed_calls):
+        after = tracing.counted(answer, check_traces)
+        if problem := tracing.retraced(check_traces, counted_before, after, answer.timed_calls):
             outcome.fail(f"{said}: {problem}")
             return
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()

@@ -295,7 +295,7 @@ PATH_MODULES = frozenset({"posixpath", "ntpath", "genericpath"})
 UNREADABLE_MODULES = (
     "ctypes", "gc", "inspect", "importlib", "builtins", "subprocess", "threading", "_thread", "multiprocessing",
     "signal", "pickle", "marshal", "copyreg", "shelve", "io", "codecs", "string", "operator",
-    "tfperf.autograding", "tfperf.classgrading", "numpy.f2py", "numpy.distutils", "numpy.ctypeslib",
+    "tfperf.autograding", "tfperf.classgrading", "tfperf.grading.messages", "numpy.f2py", "numpy.distutils", "numpy.ctypeslib",
 )  # fmt: skip
 
 

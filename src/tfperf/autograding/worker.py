@@ -6,7 +6,7 @@ in one namespace as plain Python (no IPython), the answer restricted (:mod:`tfpe
 each test cell, and reports after every cell (and before the answer cell, where it waits to be told to go on:
 the grading process reads what this process holds then, for the memory checks), each report tagged with the key; after the last, it echoes the token
 the grading process then sends (``sync``). Then it serves the speed checks that the grading process times
-(:mod:`tfperf.autograding.speed_samples`): the answer's function called on inputs made from the seeds it is sent, the
+(:mod:`tfperf.autograding.recheck`): the answer's function called on inputs made from the seeds it is sent, the
 clock read over there. It imports only what it needs to talk: nbgrader stays out of it.
 """
 
@@ -20,7 +20,7 @@ import os
 import sys
 import traceback
 
-from tfperf.autograding.messages import WorkerStopped, receive, send
+from tfperf.grading.messages import WorkerStopped, receive, send
 
 #: Characters of a test cell's printed output kept for the feedback.
 PRINTED_LIMIT = 4000
@@ -109,10 +109,10 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
     exercise's namespace: a name of :data:`tfperf.autograding.check_kinds.PROBES` (``prints``: a function called once,
     its output read by the grading process; ``bytes``, ``traces``) replies with that reading; ``speed`` serves a
-    function's samples (:mod:`tfperf.autograding.speed_samples`)."""
+    function's samples (:mod:`tfperf.autograding.recheck`)."""
     from tfperf.autograding.check_kinds import PROBES
     from tfperf.autograding.judged_calls import answer_call
-    from tfperf.autograding.speed_samples import serve_samples
+    from tfperf.autograding.recheck import serve_samples
 
     while True:
         try:

@@ -9,6 +9,10 @@ Modules, bottom to top (each imports only those listed before it):
 
 - ``remote``: the learner's function as the judge holds it (a handle whose calls the answer's process answers),
   and the values that cross between the two, as data.
+- ``messages``: what the grading process, the judge and the answer's process send each other: JSON and ``.npy``,
+  never pickles.
+- ``specs``: a check's spec, read from a test cell's text: the calls of an assertion and their arguments, bound to
+  the assertion's own signature.
 - ``targets`` (+ ``targets.toml``): throughput targets per exercise and device class.
 - ``calls``: runs learner code quietly; ``GradingFailure``.
 - ``guard``: refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
@@ -19,7 +23,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``precision``: a Keras model made for mixed precision (compute dtypes, a float32 output, loss scaling).
 - ``model_runs``: how often a model runs.
 - ``pipelines``: tf.data pipelines.
-- ``printing``: what code prints.
+- ``printing``: what code prints; the prints check kind (what a test cell asks, what the answer's process writes,
+  read and decided by the grading process: :mod:`tfperf.autograding.check_kinds`).
 - ``roofline``: a step placed on the roofline from a card's numbers (its regime and its floor).
 - ``diagnoses``: a learner's diagnosis procedure on training scripts it has not seen, and a fixed script diagnosed (chapter 8).
 - ``recorded_runs``: a training run recorded in the run registry, complete and true to the run.
@@ -30,8 +35,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``speed``: speedups and steady epochs.
 - ``memory``: a training run whose memory stays flat over its epochs, read from outside the objects holding it.
 - ``syncs``: host reads and uploads; reports made while a loop trains.
-- ``tracing``: trace counts.
-- ``traffic``: bytes a step moves to and from memory.
+- ``tracing``: trace counts, and those read by the grading process around its timed calls.
+- ``traffic``: bytes a step moves to and from memory; the bytes check kind, decided by the grading process.
 - ``train_steps``: host reads inside a Keras training step; Keras untouched.
 """
 

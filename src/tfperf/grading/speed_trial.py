@@ -3,7 +3,7 @@
 The one engine of the course's speed checks. The kernel's visible check (:func:`tfperf.grading.speed.assert_speedup`)
 runs it on two :class:`LocalSide` objects in the kernel's process; the grading process
 (:mod:`tfperf.autograding.recheck`) runs it on two workers, the answer's and the unfixed code's, reading the clock
-out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf.autograding.speed_samples`):
+out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf.autograding.recheck`):
 ``ask(do="prepare", seeds=[...])`` makes a sample's inputs, one per seed, before the clock starts;
 ``ask(do="run", count=n)`` runs the function on the first ``n`` (timed here, around the request); ``ask(do="result",
 index=i)`` returns call ``i``'s result as NumPy arrays; ``request(do="calls_back", index=i)`` the calls it made of the
@@ -421,7 +421,7 @@ class Samples:
 
 class LocalSide:
     """One side of a trial run in this process: ``function`` on inputs from ``draws`` (:class:`Samples`), answering
-    what a worker answers (:func:`tfperf.autograding.speed_samples.serve_samples`). The functions among a call's inputs
+    what a worker answers (:func:`tfperf.autograding.recheck.serve_samples`). The functions among a call's inputs
     are replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
     ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's; ``quiet()``, where
     given, a context the calls run in. An exception from ``function`` becomes a :class:`GradingFailure` naming

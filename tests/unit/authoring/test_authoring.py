@@ -2,7 +2,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from tfperf.authoring import notebooks as authoring
-from tfperf.autograding import placeholders
+from tfperf.autograding.preprocessors import with_placeholders
 
 
 def test_normalize_strips_outputs_and_gives_stable_unique_ids():
@@ -55,7 +55,7 @@ def test_a_top_level_answer_becomes_placeholders_for_the_names_it_defines():
         metadata={"nbgrader": {"grade": True, "grade_id": "train_tests", "points": 1}},
     )
     student = new_notebook(cells=[_answer_cell("# train_step, train\n" + STUB, "train"), check])
-    source = placeholders.with_placeholders(student, solution).cells[0].source
+    source = with_placeholders(student, solution).cells[0].source
     assert "raise" not in source
     assert source.splitlines()[0] == "# train_step, train"
     assert source.splitlines()[-3:] == [
@@ -70,4 +70,4 @@ def test_a_stub_inside_a_definition_is_kept():
     stub = "def weighted_mean(c, w):\n    " + STUB.replace("\n", "\n    ")
     solution = new_notebook(cells=[_answer_cell(body, "weighted_mean")])
     student = new_notebook(cells=[_answer_cell(stub, "weighted_mean")])
-    assert placeholders.with_placeholders(student, solution).cells[0].source == stub
+    assert with_placeholders(student, solution).cells[0].source == stub

@@ -29,15 +29,13 @@ def test_a_cell_the_judge_ran_or_without_an_unfixed_worker_has_nothing_left_to_d
         answer="a", tests=("t1", "t2"), cells=("", ""), answer_position=1, test_sources=(source, source)
     )
     grading = check_kinds.Grading(exercise, None, [], ("t2",), None, None)
-    assert [(kind.__name__.rsplit(".")[-1], g) for kind, g, _ in grading.pending(["t1", "t2"])] == [
-        ("prints_checks", "t1")
-    ]
+    assert [(kind.__name__.rsplit(".")[-1], g) for kind, g, _ in grading.pending(["t1", "t2"])] == [("printing", "t1")]
     with_worker = check_kinds.Grading(exercise, None, [], (), lambda check: None, None)
     assert [(kind.__name__.rsplit(".")[-1], g) for kind, g, _ in with_worker.pending(["t1", "t2"])] == [
-        ("prints_checks", "t1"),
-        ("prints_checks", "t2"),
-        ("bytes_checks", "t1"),
-        ("bytes_checks", "t2"),
+        ("printing", "t1"),
+        ("printing", "t2"),
+        ("traffic", "t1"),
+        ("traffic", "t2"),
     ]
 
 

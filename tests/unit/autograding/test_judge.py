@@ -241,7 +241,7 @@ def test_a_witnessed_call_of_plain_python_imports_no_tensorflow():
     import sys
 
     script = (
-        "import sys\nfrom tfperf.autograding.prints_checks import witnessed_call\n"
+        "import sys\nfrom tfperf.grading.printing import witnessed_call\n"
         "assert witnessed_call('token', lambda: 3) == 3\nprint('tensorflow' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -495,7 +495,7 @@ def test_output_hidden_from_the_grading_process_fails_the_check():
 
 
 def test_prints_checks_are_read_from_the_top_level_of_a_test_cell():
-    from tfperf.autograding.prints_checks import PrintsCheck, prints_checks
+    from tfperf.grading.printing import PrintsCheck, prints_checks
 
     source = (
         "def helper(n):\n    grading.assert_prints_at_most(f, (n,), 0)\n"
@@ -569,7 +569,7 @@ def grade_bytes(answer: str) -> outside.Outcome:
 
 
 def test_bytes_checks_are_read_from_the_top_level_of_a_test_cell():
-    from tfperf.autograding.bytes_checks import BytesCheck, bytes_checks
+    from tfperf.grading.traffic import BytesCheck, bytes_checks
 
     source = (
         "def helper(n):\n    grading.assert_moves_fewer_bytes(f, g, (n,), at_most=0.5)\n"
@@ -638,7 +638,7 @@ def grade_traced(answer: str) -> outside.Outcome:
 
 
 def test_trace_checks_are_read_from_the_top_level_of_a_test_cell():
-    from tfperf.autograding.trace_checks import TracesCheck, traces_checks
+    from tfperf.grading.tracing import TracesCheck, traces_checks
 
     source = (
         "def helper():\n    grading.assert_traces_at_most(f, 1, [])\n"

@@ -5,7 +5,7 @@ import json
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.utils import determine_grade
 
-from tfperf.autograding.screening import ScreenAnswers, exercises
+from tfperf.autograding.preprocessors import ScreenAnswers, exercises
 
 
 def _cell(source, grade_id, **flags):

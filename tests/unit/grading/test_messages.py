@@ -3,7 +3,7 @@ import io
 import numpy as np
 import pytest
 
-from tfperf.autograding import messages
+from tfperf.grading import messages
 
 
 def test_messages_carry_json_and_arrays_but_never_pickles():
