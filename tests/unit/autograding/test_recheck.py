@@ -80,6 +80,27 @@ def test_a_result_that_differs_is_named():
     assert "shape" in speed_trial._compare([np.ones(3)], [np.ones(4)], check)
 
 
+def test_a_sandboxed_workers_own_process_is_found_before_it_is_sent_anything(tmp_path):
+    """Its time making inputs can then leave out its waits for a CPU, as a forked worker's does."""
+    from tfperf.autograding import sandbox
+
+    argv = sandbox.bwrap_argv(
+        tmp_path, tmp_path, recheck._worker_argv(), bwrap=sandbox.find_bwrap(), hidden=sandbox.hidden_paths()
+    )
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        found = recheck._started_inside(process.pid)
+        assert found is not None and found != process.pid
+        assert open(f"/proc/{found}/cmdline", "rb").read().split(b"\0")[1:4] == [
+            b"-m",
+            b"tfperf.autograding.recheck",
+            b"worker",
+        ]
+    finally:
+        process.kill()
+        process.wait()
+
+
 @pytest.mark.slow
 def test_the_reference_passes_and_an_answer_that_slows_the_baseline_gains_nothing(tmp_path):
     """Out of its kernel, an answer cannot slow the unfixed code: it runs in another process."""
