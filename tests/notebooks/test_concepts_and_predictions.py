@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from tests.conftest import REPO, assignments
-from tfperf.autograding import concepts
+from tfperf.grading import concepts
 
 
 def notebook(folder: str, assignment: str) -> nbformat.NotebookNode:

@@ -15,8 +15,6 @@
   ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``recheck``), and what a worker reads for
   them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
   test cell asks of it, what the answer's worker reads for it and the grading process's decision.
-- ``concepts``: concept checks (one letter per question) graded from the answer cell's text, in the
-  grading process.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``landlock``: what a worker's process may open once its cells start (Linux Landlock): not its own memory or
   the rest of ``/proc`` beyond what TensorFlow reads.

@@ -47,7 +47,7 @@ Bytes checks (``grading.assert_moves_fewer_bytes`` at the top level of a test ce
 answer's bytes read again in its worker (XLA's module sent and counted here), the unfixed step's in the unfixed
 code's worker, the limit compared here (:mod:`tfperf.grading.traffic`).
 
-Concept checks (:mod:`tfperf.autograding.concepts`) need no worker: their answers are read from the
+Concept checks (:mod:`tfperf.grading.concepts`) need no worker: their answers are read from the
 submitted answer cell's text and compared here with the instructor's hidden tests.
 
 The judge (:mod:`tfperf.autograding.judge`): an exercise's test cells whose checks all have a judge-side form run
@@ -83,7 +83,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool, Integer
 
-from tfperf.autograding import check_kinds, concepts, forkserver, judge, sandbox, screen
+from tfperf.autograding import check_kinds, forkserver, judge, sandbox, screen
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
@@ -93,7 +93,7 @@ from tfperf.autograding.cells import (
     replay_source,
 )
 from tfperf.autograding.preprocessors import error_output
-from tfperf.grading import printing
+from tfperf.grading import concepts, printing
 from tfperf.grading.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
 from tfperf.runtime import processes
 

@@ -18,7 +18,8 @@ Modules, bottom to top (each imports only those listed before it):
 - ``guard``: refuses to grade in a kernel whose grading, timing, counting or TensorFlow state,
   or whose given code (registered with :func:`given`), was changed.
 - ``results``: what code returns.
-- ``concepts``: concept checks (one letter per question; the right ones in hidden tests).
+- ``concepts``: concept checks (one letter per question; the right ones in hidden tests), graded by the grading
+  process from the answer cell's text.
 - ``classifiers``: probabilities, accuracy, a loss that matches the output.
 - ``precision``: a Keras model made for mixed precision (compute dtypes, a float32 output, loss scaling).
 - ``model_runs``: how often a model runs.

@@ -1,6 +1,6 @@
 """Concept checks graded from the answer cell's text in the grading process."""
 
-from tfperf.autograding import concepts
+from tfperf.grading import concepts
 
 TESTS = {
     "q1_tests": (
