@@ -276,11 +276,11 @@ def prints_checks(grade_id: str, source: str) -> list[PrintsCheck]:
 def too_many(printed: Printed | None, limit: int, calls: int, what: str, section: str | None) -> str | None:
     """The failure message where ``calls`` watched calls printed more than ``limit`` lines each, or could
     not be watched; None where they printed no more."""
-    reread = f'\nReread the section "{section}".' if section else ""
+    again = reread(section)
     if printed is None:
         return (
             f"the grading process could not read what {what} printed (its output stream was closed or "
-            f"redirected): answers must leave the output streams as they are.{reread}"
+            f"redirected): answers must leave the output streams as they are.{again}"
         )
     if printed.count <= limit * calls:
         return None
@@ -288,7 +288,7 @@ def too_many(printed: Printed | None, limit: int, calls: int, what: str, section
     allowed = f"at most {limit} expected" + (f" for each of {calls} calls" if calls > 1 else "")
     return (
         f"{what} printed {printed.count} lines while the grading process watched it (the first: {first!r}); "
-        f"{allowed}. Printing from a loop (print or tf.print) costs time on every step.{reread}"
+        f"{allowed}. Printing from a loop (print or tf.print) costs time on every step.{again}"
     )
 
 

@@ -239,23 +239,23 @@ def counted(answer, check: TracesCheck) -> dict | None:
 def retraced(check: TracesCheck, before: Any, after: Any, calls: int) -> str | None:
     """The failure message where ``check``'s function traced during the ``calls`` timed calls (counts read
     before and after them); None where it did not."""
-    reread = f'\nReread the section "{check.section}".' if check.section else ""
+    again = reread(check.section)
     counts = [reply.get("count") if isinstance(reply, dict) else None for reply in (before, after)]
     if not all(isinstance(c, int) for c in counts):
-        return f"the grading process could not read how often {check.what} traced.{reread}"
+        return f"the grading process could not read how often {check.what} traced.{again}"
     if counts[1] > counts[0]:
         return (
             f"{check.what} traced {counts[1] - counts[0]} more times during the {calls} calls timed on fresh inputs, "
             f"after the checks had already traced it: every trace runs your Python code again and builds a new "
-            f"graph.{reread}"
+            f"graph.{again}"
         )
     ran = [reply.get("calls") if isinstance(reply, dict) else None for reply in (before, after)]
     if not all(isinstance(c, int) for c in ran):
-        return f"the grading process could not read how often {check.what} ran.{reread}"
+        return f"the grading process could not read how often {check.what} ran.{again}"
     if ran[1] - ran[0] < calls:
         return (
             f"{check.what} ran as a graph {ran[1] - ran[0]} times during the {calls} calls timed on fresh inputs; "
             f"at least once a call is expected: the timed calls must do their work through {check.what}, as the "
-            f"checked calls did.{reread}"
+            f"checked calls did.{again}"
         )
     return None

@@ -182,14 +182,14 @@ def compare(check: BytesCheck, answer_reply: Any, reference_reply: Any) -> str |
     """The failure message of ``check`` from the answer worker's and the unfixed code's worker's replies to
     :func:`read`; None where the answer moves few enough bytes."""
 
-    reread = f'\nReread the section "{check.section}".' if check.section else ""
+    again = reread(check.section)
     try:
         mine, how = counted(answer_reply, "The answer's process")
         theirs, their_how = counted(reference_reply, "The unfixed code's process")
     except Unbelievable as err:
-        return f"{err}{reread}"
+        return f"{err}{again}"
     problem = too_many_bytes(mine, how, theirs, their_how, at_most=check.at_most, what=check.what)
-    return f"{problem}{reread}" if problem else None
+    return f"{problem}{again}" if problem else None
 
 
 #: A cell the judge ran is not decided again here: the judge asked for the bytes itself.
