@@ -106,7 +106,7 @@ def report_with_arrays(replies, key: str):
 def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: []) -> None:
     """Until ``exit`` (or the end of the requests), the checks the grading process makes from outside: ``call``
     calls the answer's function for the judge on the arguments sent (``arrays()``: the request's arrays), its result
-    sent as data (:func:`tfperf.autograding.judge.answer_call`); each other request's expressions are evaluated in the
+    sent as data (:func:`tfperf.autograding.judged_calls.answer_call`); each other request's expressions are evaluated in the
     exercise's namespace: a name of :data:`tfperf.autograding.check_kinds.PROBES` (``prints``: a function called once,
     its output read by the grading process; ``bytes``, ``traces``) replies with that reading; ``speed`` serves a
     function's samples (:mod:`tfperf.autograding.recheck`)."""
