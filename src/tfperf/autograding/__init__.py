@@ -3,8 +3,6 @@
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
   sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
-- ``scheduler``: what the kernel's scheduler says of a worker, from ``/proc``: the CPU seconds of its process
-  tree, and how long its serving thread waited for a CPU that other processes held.
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
 - ``recheck``: the speed checks: read from the test cells, timed out of the kernel (the unfixed code, the

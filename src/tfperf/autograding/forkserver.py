@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tfperf.autograding import scheduler
+from tfperf.runtime import processes
 from tfperf.runtime.preloaded import fork_on_request, runtime_started, take_over
 
 #: Imported by the server before it forks: what the workers of the course's exercises import.
@@ -256,8 +256,8 @@ class ForkedWorker:
         self.stderr = os.fdopen(ends[2][0], "rb")
         self.pid = server.process.pid
         # the worker as seen from here, found before it runs anything but the worker's own code: the process
-        # whose main thread serves the requests (tfperf.autograding.scheduler)
-        self.serving = scheduler.host_pid(self.pid, forked) if isinstance(forked, int) else None
+        # whose main thread serves the requests (tfperf.runtime.processes.reading)
+        self.serving = processes.host_pid(self.pid, forked) if isinstance(forked, int) else None
         self.returncode: int | None = None
 
     def kill(self) -> None:

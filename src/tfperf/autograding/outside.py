@@ -666,7 +666,7 @@ class _Replies:
         self.process, self.key, self.timeout = process, key, timeout
         self.output = printing.WorkerOutput(process.stderr) if process.stderr is not None else None
         self.watched: list[tuple[str, int]] | None = None  # while watching runs: (token, calls) of each
-        self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.autograding.scheduler)
+        self.serving = getattr(process, "serving", None)  # whose main thread answers (tfperf.runtime.processes.reading)
         self._inputs = 1  # how many inputs the last ``prepare`` made
         self.timed_calls = 0  # calls of the answer's function run by ``run`` requests
         self.relayed = 0  # the judge's calls relayed to it (``_relay``)

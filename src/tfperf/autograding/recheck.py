@@ -58,11 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tfperf.autograding import scheduler
 from tfperf.autograding.cells import is_test, replay_source
 from tfperf.grading.messages import NotRunnable, WorkerStopped, receive, send
 from tfperf.grading.specs import arguments, literal
 from tfperf.grading.speed_trial import Samples, Verdict, trial
+from tfperf.runtime import processes
 
 # ---------------------------------------------------------------- what to re-time
 
@@ -446,8 +446,6 @@ class Worker:
 def _started_inside(root: int, wait: float = 10.0) -> int | None:
     """The pid of the worker's own process below ``root`` (a sandbox: bubblewrap's processes around it), once it
     started; None where it did not within ``wait`` seconds."""
-    from tfperf.runtime import processes
-
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         for pid in processes.tree(root)[1:]:
@@ -476,7 +474,7 @@ def recheck_one(
 ) -> Verdict:
     """Time ``answer`` against ``baseline`` (workers) with the course's one speed trial
     (:func:`tfperf.grading.speed_trial.trial`), the clock in this process; waits for a CPU that other processes held
-    are read from ``/proc`` (:mod:`tfperf.autograding.scheduler`). ``target``: default, the one the baseline worker
+    are read from ``/proc`` (:func:`tfperf.runtime.processes.reading`). ``target``: default, the one the baseline worker
     reported, else this machine's."""
     if target is None:
         target = getattr(baseline, "ready", {}).get("target")
@@ -490,7 +488,7 @@ def recheck_one(
         close=check,
         pairs=pairs,
         time_limit=time_limit,
-        scheduler=scheduler,
+        from_proc=True,
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from tfperf.grading.calls import GradingFailure
 from tfperf.grading.results import calls_differ
 from tfperf.measure import timing
-from tfperf.runtime import device
+from tfperf.runtime import device, processes
 
 MIN_SAMPLE_SECONDS = 0.05  # a sample's least length: timer resolution is noise
 MAX_CALLS_PER_SAMPLE = 1000
@@ -173,7 +173,7 @@ def trial(
     time_limit: float | None = None,
     every_pair: bool = False,
     between_pairs: Callable[[], None] | None = None,
-    scheduler: Any = None,
+    from_proc: bool = False,
 ) -> Verdict:
     """Time ``answer`` against ``baseline`` (sides: ``ask(do=...)``) as interleaved pairs on new inputs.
 
@@ -182,8 +182,8 @@ def trial(
     code's timed sample starts with them), within ``close`` (its ``rtol`` and ``atol``), and so are two untimed calls
     first: they warm both sides up, and the second tells a call's time.
     Each side's inputs are made just before its sample
-    and that is timed too (less what the worker waited for a CPU that other processes held, where ``scheduler``,
-    :mod:`tfperf.autograding.scheduler`, is given and the worker's serving thread is known): the answer's side may
+    and that is timed too (less what the worker waited for a CPU that other processes held, read from ``/proc`` with
+    ``from_proc`` where the worker's serving thread is known: :func:`tfperf.runtime.processes.reading`): the answer's side may
     not take much longer to make them than the unfixed code's (``PREPARE_*``; a median over that first gets a second
     look, twice as many pairs more), nor compute while the unfixed code is timed (``IDLE_*``, where its process is
     known). A median between the square root of the target and the target gets twice as many pairs more, and the
@@ -196,7 +196,7 @@ def trial(
     started = timing.now()
     verdict = Verdict(exercise, target)
     pid = getattr(getattr(answer, "process", None), "pid", None)
-    answer_busy = (lambda: scheduler.busy_seconds(pid)) if scheduler and pid is not None else (lambda: 0.0)
+    answer_busy = (lambda: processes.busy_seconds(pid)) if from_proc and pid is not None else (lambda: 0.0)
     draw = random.SystemRandom()
     seeds = iter(draw.randrange(2**32) for _ in range(10**7))
 
@@ -226,13 +226,13 @@ def trial(
 
     def preparing_time(worker, seeds: list[int]) -> float:
         """Seconds ``worker`` took to make the inputs of ``seeds``, less what its serving thread waited for a CPU
-        that other processes held (:mod:`tfperf.autograding.scheduler`), where that thread is known."""
+        that other processes held (:func:`tfperf.runtime.processes.reading`), where that thread is known."""
         serving = getattr(worker, "serving", None)
         root = getattr(getattr(worker, "process", None), "pid", None)
-        before = scheduler.reading(root, serving) if scheduler and serving and root else None
+        before = processes.reading(root, serving) if from_proc and serving and root else None
         _, took = timing.stopwatch(lambda: worker.ask(do="prepare", seeds=seeds), sync=lambda: None)
-        after = scheduler.reading(root, serving) if before is not None else None
-        waiting[worker].append(scheduler.waited_for_others(before, after) if before is not None else 0.0)
+        after = processes.reading(root, serving) if before is not None else None
+        waiting[worker].append(processes.waited_for_others(before, after) if before is not None else 0.0)
         return took - waiting[worker][-1]
 
     def worked_while_preparing() -> str | None:
@@ -247,7 +247,7 @@ def trial(
         if excess > allowed:
             left_out = (
                 ", waits for a CPU that other processes held left out"
-                if scheduler and getattr(answer, "serving", None)
+                if from_proc and getattr(answer, "serving", None)
                 else ""
             )
             return (

@@ -1,4 +1,4 @@
-"""What the kernel's scheduler says about a worker (tfperf.autograding.scheduler): waiting for a CPU that other
+"""What the kernel's scheduler says about a worker (tfperf.runtime.processes.reading): waiting for a CPU that other
 processes held is told apart from waiting behind the worker's own work. Real processes pinned to one core."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tfperf.autograding import scheduler
+from tfperf.runtime import processes
 
 #: Spins for the seconds given (wall clock), then waits to be killed.
 SPIN = (
@@ -38,14 +38,14 @@ def pinned(code: str, seconds: float, core: int) -> subprocess.Popen:
 
 
 def waited_over(process: subprocess.Popen, seconds: float) -> float:
-    before = scheduler.reading(process.pid, process.pid)
+    before = processes.reading(process.pid, process.pid)
     time.sleep(seconds)
-    return scheduler.waited_for_others(before, scheduler.reading(process.pid, process.pid))
+    return processes.waited_for_others(before, processes.reading(process.pid, process.pid))
 
 
-def stop(*processes: subprocess.Popen) -> None:
-    for process in processes:
-        for member in scheduler.tree(process.pid)[1:]:
+def stop(*started: subprocess.Popen) -> None:
+    for process in started:
+        for member in processes.tree(process.pid)[1:]:
             # A member may be gone already: killing a sandbox's first process ends the rest of its PID namespace.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(member, 9)
@@ -79,10 +79,10 @@ def test_waiting_behind_the_workers_own_child_is_not_waiting_for_others():
     worker = pinned(SPIN_WITH_A_CHILD, 3, core)
     try:
         time.sleep(0.6)  # the child started and spinning
-        assert len(scheduler.tree(worker.pid)) == 2
-        core_before, tree_before = core_busy_seconds(core), scheduler.busy_seconds(worker.pid)
+        assert len(processes.tree(worker.pid)) == 2
+        core_before, tree_before = core_busy_seconds(core), processes.busy_seconds(worker.pid)
         waited = waited_over(worker, 1.0)
-        core_after, tree_after = core_busy_seconds(core), scheduler.busy_seconds(worker.pid)
+        core_after, tree_after = core_busy_seconds(core), processes.busy_seconds(worker.pid)
     finally:
         stop(worker)
     # Its own child held the core: the child's CPU time offsets the wait. Only what processes outside the worker's
@@ -95,8 +95,8 @@ def test_waiting_behind_the_workers_own_child_is_not_waiting_for_others():
 def test_no_reading_where_the_thread_is_gone():
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    assert scheduler.reading(gone.pid, gone.pid) is None
-    assert scheduler.waited_for_others(None, None) == 0.0
+    assert processes.reading(gone.pid, gone.pid) is None
+    assert processes.waited_for_others(None, None) == 0.0
 
 
 @pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
@@ -109,9 +109,9 @@ def test_a_sandboxed_process_is_found_from_its_pid_inside_the_sandbox():
     )
     try:
         inside = int(sandboxed.stdout.readline())
-        found = scheduler.host_pid(sandboxed.pid, inside)
+        found = processes.host_pid(sandboxed.pid, inside)
         assert found is not None and found != inside
         assert "time.sleep(60)" in Path(f"/proc/{found}/cmdline").read_text()
-        assert scheduler.host_pid(sandboxed.pid, 99999) is None
+        assert processes.host_pid(sandboxed.pid, 99999) is None
     finally:
         stop(sandboxed)
