@@ -220,6 +220,7 @@ class _Screen(ast.NodeVisitor):
         self.receivers: frozenset[str] = frozenset()  # names that are the instance of a class of this cell (self)
         self.classes: dict[str, set[str]] = {}  # class of this cell -> its plain (instance) methods, inherited too
         self.class_uses: set[int] = set()  # ids of the Name nodes where such a class is used as it may be
+        self.depth = 0  # functions and class bodies around the node visited: names bound there are not the cell's
 
     def flag(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), what))
@@ -254,10 +255,13 @@ class _Screen(ast.NodeVisitor):
             self.flag(node, f"imports a private part of the course library ({dotted})")
 
     # Assignments to attributes of modules, and to given names.
-    def _target(self, target: ast.AST, node: ast.AST, verb: str) -> None:
+    def _target(self, target: ast.AST, node: ast.AST, verb: str, local: bool = False) -> None:
+        """Flag an assignment to ``target``. A name bound inside a function, a class body or (``local``) a
+        comprehension's own variable is not one a locked cell defines, even where it is spelled the same: only the
+        cell's top level (and ``global``, flagged on its own) rebinds those."""
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self._target(element, node, verb)
+                self._target(element, node, verb, local)
         elif isinstance(target, ast.Attribute):
             base = _dotted(target.value)
             root = base.split(".")[0] if base else None
@@ -277,12 +281,12 @@ class _Screen(ast.NodeVisitor):
             base = _dotted(target.value)
             if base and (base.endswith("environ") or base.endswith("modules") or base.endswith("__dict__")):
                 self.flag(node, f"{verb} an item of {base}")
-        elif isinstance(target, ast.Name) and target.id in self.given:
+        elif isinstance(target, ast.Name) and target.id in self.given and not (local or self.depth):
             self.flag(node, f"redefines {target.id}, which a locked cell defines")
         elif isinstance(target, ast.Name) and target.id in self.receivers:
             self.flag(node, f"rebinds {target.id}, the object whose private attributes a method may set")
         elif isinstance(target, ast.Starred):
-            self._target(target.value, node, verb)
+            self._target(target.value, node, verb, local)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -304,7 +308,7 @@ class _Screen(ast.NodeVisitor):
     visit_AsyncFor = visit_For
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
-        self._target(node.target, node.iter, "assigns")
+        self._target(node.target, node.iter, "assigns", local=True)
         self.generic_visit(node)
 
     def visit_withitem(self, node: ast.withitem) -> None:
@@ -322,7 +326,7 @@ class _Screen(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        if node.name in self.given:
+        if node.name in self.given and not self.depth:
             self.flag(node, f"redefines {node.name}, which a locked cell defines")
 
     def _allow_class_use(self, node: ast.AST | None) -> None:
@@ -342,6 +346,7 @@ class _Screen(ast.NodeVisitor):
                 library_base = library_base or ast.unparse(base)
         for item in node.decorator_list + node.bases + node.keywords:
             self.visit(item)
+        self.depth += 1
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = {_dotted(d) for d in item.decorator_list}
@@ -364,6 +369,7 @@ class _Screen(ast.NodeVisitor):
                 if isinstance(item, ast.Assign) and isinstance(item.value, ast.Name) and item.value.id in methods:
                     methods |= {t.id for t in item.targets if isinstance(t, ast.Name)}  # an alias of a method
                 self.visit(item)
+        self.depth -= 1
         self.classes[node.name] = methods
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, receiver: str | None = None) -> None:
@@ -385,8 +391,10 @@ class _Screen(ast.NodeVisitor):
         self.visit(args)
         saved = self.receivers
         self.receivers = frozenset({receiver}) if receiver else frozenset(saved - own)
+        self.depth += 1
         for item in node.body if isinstance(node.body, list) else [node.body]:
             self.visit(item)
+        self.depth -= 1
         self.receivers = saved
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:

@@ -163,6 +163,38 @@ def test_ordinary_code_is_not_flagged():
     assert screen(source) == []
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def row_scores(table, weights, steps):\n    w = weights * 2\n    return w",
+        "def f():\n    for w in range(3):\n        pass\n    with open('notes.txt') as table_inputs:\n        pass",
+        "def f():\n    def table_inputs():\n        return 1\n    return table_inputs()",
+        "class Scorer:\n    w = 1\n    def table_inputs(self):\n        return self.w",
+        "scores = [w * 2 for w in range(3)]",
+        "f = lambda w: (w := w + 1)",
+    ],
+)
+def test_a_name_bound_inside_a_function_class_or_comprehension_is_not_a_given_one(source):
+    """A local spelled like a name a locked cell defines (``w``, ``table_inputs``) rebinds nothing of the cell's:
+    flagging it zeroed honest answers (chapter 1's ``w = weights.numpy()`` was screened out, not graded)."""
+    assert screen(source, given_names={"w", "table_inputs"}) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "w = 2",
+        "def table_inputs():\n    return 1",
+        "class w:\n    pass",
+        "for w in range(3):\n    pass",
+        "[(w := 1) for _ in range(3)]",
+        "def f():\n    global w\n    w = 2",
+    ],
+)
+def test_a_given_name_rebound_at_the_cells_top_level_is_flagged(source):
+    assert any("w" in f.what or "table_inputs" in f.what for f in screen(source, given_names={"w", "table_inputs"}))
+
+
 def test_a_class_of_the_cell_may_set_its_own_private_attributes():
     source = (
         "class Counter:\n"
