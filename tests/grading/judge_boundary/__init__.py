@@ -104,7 +104,7 @@ CASES: dict[str, list[Submission]] = {
             },
             {},
         ),
-        # attack: Drops the loop and the device: it scores every row at once with NumPy on the host and wraps the result. It can be fast, but it breaks the exercise's rules (keep the loop, copy the table to the device once).
+        # attack: Drops the loop and the device: it scores every row at once with NumPy on the host and wraps the result. It can be fast, but it breaks the exercise's rules: it reads the weights back to the host (and its local `w`, spelled as a name a locked cell defines, once had the static screen zero it instead).
         Submission(
             "jb_rs_numpy_on_host",
             {
@@ -112,14 +112,24 @@ CASES: dict[str, list[Submission]] = {
             },
             {"row_scores_tests": 0},
         ),
-        # attack: Replaces the per-step loop with one gather and one reduction, which the rules forbid ('keep the loop, one row per step'). Its speed comes from vectorizing, not from copying the table once.
+        # honest: picks the rows the steps need on the host (NumPy indexing, no tensor read) and copies only those,
+        # once, then scores them on the device: one copy into a tensor, nothing read back.
+        Submission(
+            "jb_rs_honest_copy_only_the_rows_needed",
+            {
+                "row_scores": "def row_scores(table, weights, steps):\n    picked = table[np.arange(steps) % table.shape[0]]\n    with tf.device(device.compute_device()):\n        rows = tf.constant(picked)\n        return tf.reduce_sum(rows * weights, axis=1)\n"
+            },
+            {},
+        ),
+        # honest (an attack while the rules said 'keep the loop, one row per step', which no check could tell; the
+        # rules now ask what the checks count: one copy into a tensor, no value read back): one gather and one
+        # reduction, the table copied once, nothing read back to the host.
         Submission(
             "jb_rs_vectorized_no_loop",
             {
                 "row_scores": "def row_scores(table, weights, steps):\n    rows = tf.constant(table)\n    picked = tf.gather(rows, tf.range(steps) % table.shape[0])\n    return tf.reduce_sum(picked * weights, axis=1)\n"
             },
-            {"row_scores_tests": 0},
-            gap="the rule 'keep the loop' is stated in the exercise but no check enforces it",
+            {},
         ),
         # attack: Returns NaNs of the right shape and dtype, instantly. Every timed and untimed result comparison must treat NaN as a mismatch.
         Submission(
@@ -628,6 +638,7 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_gs_no_reports_after_four_timed_size_calls",
         "jb_ac_outer_graph_inner_jit",
         "jb_rs_vectorized_no_loop",
+        "jb_rs_numpy_on_host",
         "jb_gs_cheat_first_timed_call",
         "jb_gs_zero_d_views_filled_later",
         "jb_gs_pass_tensor_to_recorder",
