@@ -35,9 +35,7 @@ def callback_stub(
         named, arrays = pack(dict(keywords), arrays)
         steps = _COUNTING.get("counters", {}).get("steps")
         if steps is not None:  # the training steps run when the answer called back (counting_started)
-            from tfperf.experiments import gpu_sync
-
-            steps["at_calls"].append(gpu_sync.steps_run() - steps["start"])
+            steps.called_back()
         header, arrays = ask({"callback": index, "args": description, "keywords": named}, arrays)
         if "called_back" not in header:
             raise CallbackFailed(str(header.get("callback_error", "the check's function failed")))
@@ -96,77 +94,39 @@ def answer_call(
     return {"result": description, "graph_prints": graph_prints}, packed
 
 
+def counters() -> dict[str, Callable[[contextlib.ExitStack], Any]]:
+    """The counters of the kinds the judge counts over its calls (:data:`tfperf.grading.remote.COUNTED`), each in its
+    kind's module: made with the block's ``ExitStack``, then ``tampered()`` (what was undone meanwhile) and
+    ``seen(names, namespace)`` (what it counted, as data). Imported when asked for, as the worker needs them."""
+    from tfperf.grading import syncs, tracing
+
+    return {"host_syncs": syncs.HostSyncsCounted, "steps": syncs.StepsCounted, "traces": tracing.TracesCounted}
+
+
 #: The subject's counters while the judge counts (:func:`counting_started` to :func:`counting_stopped`).
 _COUNTING: dict = {}
 
 
 def counting_started(kinds: tuple) -> dict:
-    """Start counting ``kinds`` (of :data:`tfperf.grading.remote.COUNTED`) in this thread, over every call until :func:`counting_stopped`:
-    the library's counters, installed by the worker, out of the restricted answer's reach."""
-    from tfperf.measure import host_syncs, op_counts, traces
-
+    """Start counting ``kinds`` (of :data:`tfperf.grading.remote.COUNTED`) in this thread, over every call until
+    :func:`counting_stopped`: the library's counters, installed by the worker, out of the restricted answer's reach."""
     if "stack" in _COUNTING:
         _COUNTING.pop("stack").close()
     stack = contextlib.ExitStack()
-    counters: dict = {}
-    if "host_syncs" in kinds:
-        counters["host_syncs"] = stack.enter_context(host_syncs.counting())
-    if "traces" in kinds:
-        counters["traces"] = stack.enter_context(traces.counting())
-        counters["ops"] = stack.enter_context(op_counts.counting())
-    if "steps" in kinds:
-        from tfperf.experiments import gpu_sync
-
-        counters["steps"] = {"start": gpu_sync.steps_run(), "at_calls": []}
-    _COUNTING.update(stack=stack, counters=counters)
-    return {"counting": sorted(counters)}
+    made = {kind: counter(stack) for kind, counter in counters().items() if kind in kinds}
+    _COUNTING.update(stack=stack, counters=made)
+    return {"counting": sorted(made)}
 
 
 def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
-    """Stop counting: what was counted since :func:`counting_started`, as data (each of ``names``'s traces, the runs
-    of its graphs and TensorFlow's own trace count, where it is a ``tf.function`` of TensorFlow's own class), and the
-    counters that were undone meanwhile (``tampered``)."""
-    from tfperf.measure import host_syncs, op_counts, traces
-
-    counters = _COUNTING.pop("counters", {})
-    tampered: list[str] = []
-    if "host_syncs" in counters:
-        tampered += host_syncs.tampered()
-    if "traces" in counters:
-        tampered += traces.tampered()
-        tampered += [] if op_counts.still_counting(counters["ops"]) else ["TensorFlow's op callbacks"]
+    """Stop counting: what was counted since :func:`counting_started`, as data (with ``traces``, each of ``names``'s
+    traces, the runs of its graphs and TensorFlow's own trace count, where it is a ``tf.function`` of TensorFlow's own
+    class), and the counters that were undone meanwhile (``tampered``)."""
+    made = _COUNTING.pop("counters", {})
+    tampered = [undone for counter in made.values() for undone in counter.tampered()]
     if "stack" in _COUNTING:
         _COUNTING.pop("stack").close()
     seen: dict = {"tampered": tampered}
-    if "host_syncs" in counters:
-        syncs = counters["host_syncs"]
-        seen["host_syncs"] = {
-            "reads": syncs.count,
-            "reads_described": syncs.describe(),
-            "uploads": syncs.uploads,
-            "uploads_described": syncs.describe_uploads(),
-        }
-    if "steps" in counters:
-        from tfperf.experiments import gpu_sync
-
-        steps = counters["steps"]
-        seen["steps"] = {"run": gpu_sync.steps_run() - steps["start"], "at_calls": list(steps["at_calls"])}
-    if "traces" in counters:
-        from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-        from tfperf.grading.tracing import _graph_names, python_nodes
-
-        functions = {}
-        for name in names:
-            function = namespace.get(name)
-            if type(function) is not polymorphic_function.Function:
-                functions[name] = {"kind": type(function).__name__}
-                continue
-            functions[name] = {
-                "traced": counters["traces"].of(function),
-                "runs": counters["ops"].runs_of(_graph_names(function)),
-                "in_all": int(polymorphic_function.Function.experimental_get_tracing_count(function)),
-                "python_nodes": python_nodes(function, counters["ops"]),
-            }
-        seen["functions"] = functions
+    for counter in made.values():
+        seen.update(counter.seen(names, namespace))
     return seen

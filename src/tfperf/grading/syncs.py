@@ -161,3 +161,51 @@ def assert_uploads_at_most(
             f"copy crosses from host memory to the device while the device waits.{reread(section)}"
         )
     return result
+
+
+# ---------------------------------------------------------------- the answer's process, over the judge's calls
+
+
+class HostSyncsCounted:
+    """In the subject (:func:`tfperf.autograding.judged_calls.counting_started`): the host reads and uploads of every
+    call until the judge stops counting, by the course's counter, installed by the worker out of the restricted
+    answer's reach; the judge reads them as a :class:`tfperf.grading.remote.SeenSyncs`."""
+
+    def __init__(self, stack) -> None:
+        self.syncs = stack.enter_context(host_syncs.counting())
+
+    def tampered(self) -> list[str]:
+        return host_syncs.tampered()
+
+    def seen(self, names: tuple[str, ...], namespace: dict) -> dict:  # noqa: ARG002 (every counter's signature)
+        return {
+            "host_syncs": {
+                "reads": self.syncs.count,
+                "reads_described": self.syncs.describe(),
+                "uploads": self.syncs.uploads,
+                "uploads_described": self.syncs.describe_uploads(),
+            }
+        }
+
+
+class StepsCounted:
+    """In the subject: the training steps (:func:`tfperf.experiments.gpu_sync.steps_run`) run since the judge started
+    counting, and how many had run at each call of a function the check passed (:meth:`called_back`: a report)."""
+
+    def __init__(self, stack) -> None:  # noqa: ARG002 (every counter's signature)
+        from tfperf.experiments import gpu_sync
+
+        self.start, self.at_calls = gpu_sync.steps_run(), []
+
+    def called_back(self) -> None:
+        from tfperf.experiments import gpu_sync
+
+        self.at_calls.append(gpu_sync.steps_run() - self.start)
+
+    def tampered(self) -> list[str]:
+        return []
+
+    def seen(self, names: tuple[str, ...], namespace: dict) -> dict:  # noqa: ARG002
+        from tfperf.experiments import gpu_sync
+
+        return {"steps": {"run": gpu_sync.steps_run() - self.start, "at_calls": list(self.at_calls)}}

@@ -259,3 +259,35 @@ def retraced(check: TracesCheck, before: Any, after: Any, calls: int) -> str | N
             f"checked calls did.{again}"
         )
     return None
+
+
+class TracesCounted:
+    """In the subject (:func:`tfperf.autograding.judged_calls.counting_started`): the traces of every call until the
+    judge stops counting, and the runs of each traced graph, by the course's counters (installed by the worker, out of
+    the restricted answer's reach). :meth:`seen` reads them for the answer's functions ``names``: each one's traces,
+    its graphs' runs, TensorFlow's own trace count and its graphs' Python nodes, where it is a ``tf.function`` of
+    TensorFlow's own class."""
+
+    def __init__(self, stack) -> None:
+        self.traces = stack.enter_context(traces.counting())
+        self.ops = stack.enter_context(op_counts.counting())
+
+    def tampered(self) -> list[str]:
+        return traces.tampered() + ([] if op_counts.still_counting(self.ops) else ["TensorFlow's op callbacks"])
+
+    def seen(self, names: tuple[str, ...], namespace: dict) -> dict:
+        from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+        functions = {}
+        for name in names:
+            function = namespace.get(name)
+            if type(function) is not polymorphic_function.Function:
+                functions[name] = {"kind": type(function).__name__}
+                continue
+            functions[name] = {
+                "traced": self.traces.of(function),
+                "runs": self.ops.runs_of(_graph_names(function)),
+                "in_all": int(polymorphic_function.Function.experimental_get_tracing_count(function)),
+                "python_nodes": python_nodes(function, self.ops),
+            }
+        return {"functions": functions}
