@@ -38,13 +38,11 @@ def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, secti
 
 def _steps_at_reports(args: Sequence[Any]) -> tuple[tuple, Callable[[], tuple[int, list]]]:
     """``args`` with their reports recorded, and what to call after the call: ``(training steps run since now,
-    [(step, steps run by then) of each report])``, counted by :func:`tfperf.experiments.gpu_sync.steps_run`."""
-    from tfperf.experiments import gpu_sync
-
-    start = gpu_sync.steps_run()
+    [(step, steps run by then) of each report])``, counted as the judge's calls count them (:class:`StepsCounted`)."""
+    steps = StepsCounted()
     made: list = []
-    recorded = _reports_recorded(args, made, lambda: gpu_sync.steps_run() - start)
-    return recorded, lambda: (gpu_sync.steps_run() - start, made)
+    recorded = _reports_recorded(args, made, steps.run)
+    return recorded, lambda: (steps.run(), made)
 
 
 def _counted_in_the_answers_process(fn, args: Sequence[Any], what: str, section: str | None, reports: bool):
@@ -192,20 +190,22 @@ class StepsCounted:
     """In the subject: the training steps (:func:`tfperf.experiments.gpu_sync.steps_run`) run since the judge started
     counting, and how many had run at each call of a function the check passed (:meth:`called_back`: a report)."""
 
-    def __init__(self, stack) -> None:  # noqa: ARG002 (every counter's signature)
+    def __init__(self, stack=None) -> None:  # noqa: ARG002 (every counter's signature)
         from tfperf.experiments import gpu_sync
 
         self.start, self.at_calls = gpu_sync.steps_run(), []
 
-    def called_back(self) -> None:
+    def run(self) -> int:
+        """The training steps run since the count started."""
         from tfperf.experiments import gpu_sync
 
-        self.at_calls.append(gpu_sync.steps_run() - self.start)
+        return gpu_sync.steps_run() - self.start
+
+    def called_back(self) -> None:
+        self.at_calls.append(self.run())
 
     def tampered(self) -> list[str]:
         return []
 
     def seen(self, names: tuple[str, ...], namespace: dict) -> dict:  # noqa: ARG002
-        from tfperf.experiments import gpu_sync
-
-        return {"steps": {"run": gpu_sync.steps_run() - self.start, "at_calls": list(self.at_calls)}}
+        return {"steps": {"run": self.run(), "at_calls": list(self.at_calls)}}
