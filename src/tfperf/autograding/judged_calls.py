@@ -6,6 +6,7 @@ library's counters run over the judge's calls.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -101,6 +102,19 @@ def counters() -> dict[str, Callable[[contextlib.ExitStack], Any]]:
     from tfperf.grading import syncs, tracing
 
     return {"host_syncs": syncs.HostSyncsCounted, "steps": syncs.StepsCounted, "traces": tracing.TracesCounted}
+
+
+def keep_counters_installed() -> None:
+    """Where the cells run so far imported TensorFlow, install the host-read and upload counter's wrappers for good
+    (:func:`tfperf.measure.host_syncs.keep_installed`): the answer sees the same library functions in the calls the
+    judge counts as in every other. The exercise's worker calls it before the answer cell runs
+    (:mod:`tfperf.autograding.worker`), the unfixed code's worker once its cells ran (:mod:`tfperf.autograding.recheck`),
+    so both sides pay the wrappers while timed."""
+    if "tensorflow" in sys.modules:
+        from tfperf.grading import guard
+        from tfperf.measure import host_syncs
+
+        guard.accept(host_syncs.keep_installed())  # installed by the library, before the answer: not a change
 
 
 #: The subject's counters while the judge counts (:func:`counting_started` to :func:`counting_stopped`).

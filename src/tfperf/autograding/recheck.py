@@ -61,7 +61,7 @@ from typing import Any, BinaryIO
 from tfperf.autograding.cells import is_test, replay_source
 from tfperf.grading.messages import NotRunnable, WorkerStopped, receive, send
 from tfperf.grading.specs import arguments, literal
-from tfperf.grading.speed_trial import Samples, Verdict, trial
+from tfperf.grading.speed_trial import CallLimits, Samples, Verdict, trial
 from tfperf.runtime import processes
 
 # ---------------------------------------------------------------- what to re-time
@@ -83,6 +83,8 @@ class SpeedCheck:
     pairs: int = field(default_factory=lambda: _default("pairs"))
     condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
     calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
+    host_syncs_at_most: int | None = field(default_factory=lambda: _default("host_syncs_at_most"))
+    uploads_at_most: int | None = field(default_factory=lambda: _default("uploads_at_most"))
 
 
 def _default(name: str) -> object:
@@ -137,6 +139,8 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                     calls_back=None
                     if given["calls_back"] is None
                     else ast.get_source_segment(cell.source, given["calls_back"]),
+                    host_syncs_at_most=literal(given["host_syncs_at_most"]),
+                    uploads_at_most=literal(given["uploads_at_most"]),
                 )
             )
     return found
@@ -272,6 +276,11 @@ def serve_samples(
                 reply({"ok": True})
             elif request.get("do") == "result":
                 reply({"ok": True}, samples.result(int(request["index"])))
+            elif request.get("do") == "count_calls":
+                samples.count_calls()
+                reply({"ok": True})
+            elif request.get("do") == "counted":
+                reply({"ok": True, **(samples.counted.as_data() if samples.counted is not None else {"calls": 0})})
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
                 numbers = [call_numbers(call) for call in samples.calls[index]]
@@ -288,6 +297,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     ``reset`` runs the cells again in a new namespace (new objects: a ``tf.function``'s traces, a model's state),
     as a fresh process would have them, unless the check's condition was found false (nothing of it is timed here);
     its ``make_inputs``, where given, replaces the one the worker was started with."""
+    from tfperf.autograding.judged_calls import keep_counters_installed
     from tfperf.grading import traffic
     from tfperf.runtime import logs
 
@@ -306,6 +316,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
                 exec(compile(source, name, "exec"), namespace)
             if header.get("condition") and not current.setdefault("holds", bool(eval(header["condition"], namespace))):
                 return None, None, None  # not timed on this machine: nothing to build
+            keep_counters_installed()  # as the answer's worker has them while timed
             due = eval(header["calls_back"], namespace) if header.get("calls_back") else None
             return eval(header["function"], namespace), eval(header["make_inputs"], namespace), due
 
@@ -489,6 +500,7 @@ def recheck_one(
         pairs=pairs,
         time_limit=time_limit,
         from_proc=True,
+        limits=CallLimits(check.host_syncs_at_most, check.uploads_at_most),
     )
 
 

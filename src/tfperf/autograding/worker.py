@@ -72,6 +72,9 @@ def serve(requests, replies) -> None:
     for index, source in enumerate(header["cells"]):
         answer = restriction if index == header.get("answer") else None
         if answer is not None:  # the grading process reads what this process holds before any answer runs
+            from tfperf.autograding.judged_calls import keep_counters_installed
+
+            keep_counters_installed()
             report(held=index)
             if receive(requests)[0].get("do") != "go":
                 return

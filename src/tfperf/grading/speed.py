@@ -189,6 +189,7 @@ def _trial(
     rtol: float,
     atol: float,
     calls_back: Callable[..., list] | None,
+    limits: speed_trial.CallLimits | None = None,
 ) -> speed_trial.Verdict:
     """The course's one speed trial (:func:`tfperf.grading.speed_trial.trial`) in this process: interleaved pairs
     on new inputs, both sides' results compared, the kernel checked between pairs and nothing else running."""
@@ -213,6 +214,7 @@ def _trial(
         pairs=pairs,
         every_pair=os.environ.get(ALL_PAIRS_ENV_VAR) == "1",
         between_pairs=lambda: guard.verify("The speed check"),
+        limits=limits,
     )
     guard.assert_nothing_competes("The speed check")
     return verdict
@@ -232,6 +234,8 @@ def assert_speedup(
     target: float | None = None,
     hint: str | None = None,
     calls_back: Callable[..., list] | None = None,
+    host_syncs_at_most: int | None = None,
+    uploads_at_most: int | None = None,
 ) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
@@ -252,6 +256,11 @@ def assert_speedup(
     Where the inputs hold functions (a report function), the candidate must call them as the unfixed code does
     on the same inputs, or as ``calls_back(unfixed_calls, *inputs)`` says (each call a list of its arguments'
     numbers): compared on the untimed calls and on every timed call compared.
+
+    ``host_syncs_at_most`` and ``uploads_at_most``: the host reads of tensor values and the uploads of host data
+    that each of the candidate's calls may make, counted on every timed call (:class:`tfperf.grading.speed_trial.
+    CallsCounted`, both sides counted alike), as :func:`tfperf.grading.assert_host_syncs_at_most` and
+    :func:`tfperf.grading.assert_uploads_at_most` count one call: a rule the cell counts holds on the timed calls too.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
@@ -291,6 +300,7 @@ def assert_speedup(
         rtol=rtol,
         atol=atol,
         calls_back=calls_back,
+        limits=speed_trial.CallLimits(host_syncs_at_most, uploads_at_most),
     )
     if verdict.problem:
         raise GradingFailure(f"The speed check stopped at a timed call: {verdict.problem}.{reread(section)}")

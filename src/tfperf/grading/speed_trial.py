@@ -174,6 +174,7 @@ def trial(
     every_pair: bool = False,
     between_pairs: Callable[[], None] | None = None,
     from_proc: bool = False,
+    limits: CallLimits | None = None,
 ) -> Verdict:
     """Time ``answer`` against ``baseline`` (sides: ``ask(do=...)``) as interleaved pairs on new inputs.
 
@@ -192,7 +193,9 @@ def trial(
     settled above the target, the answer's samples of the pairs left are still run, untimed, and one drawn call of
     each compared, so a pass rests on as many compared results as before. ``between_pairs`` runs after each pair (the
     kernel's guard). ``time_limit``: seconds the whole timing may take, as a test cell's time limit bounds a check
-    (an answer slow on the timed calls only made one check take minutes); past it, the check fails."""
+    (an answer slow on the timed calls only made one check take minutes); past it, the check fails. ``limits``:
+    the host reads and uploads one call may make, counted on every call of both sides (:class:`CallsCounted`: both
+    pay the same count) and checked on the answer's."""
     started = timing.now()
     verdict = Verdict(exercise, target)
     pid = getattr(getattr(answer, "process", None), "pid", None)
@@ -207,6 +210,9 @@ def trial(
             answer, baseline, index, close
         )
 
+    if limits:
+        for side in (answer, baseline):
+            side.ask(do="count_calls")
     alone: dict = {}  # seconds of one call alone, each side, from the second untimed call (the first warms up)
     for _ in range(2):  # untimed: the answer computes what the unfixed code computes
         seed = next(seeds)
@@ -332,6 +338,8 @@ def trial(
         verdict.planned = len(verdict.ratios)
     if verdict.problem is None and verdict.ratios:
         verdict.problem = worked_while_preparing()
+    if verdict.problem is None and limits:
+        verdict.problem = limits.broken(answer.request(do="counted"))
     if verdict.ratios:
         verdict.seconds = {
             "answer": statistics.median(seconds[answer]),
@@ -400,6 +408,7 @@ class Samples:
         self.calls: list[list] = []  # each sample's calls of those functions
         self.inputs: list[tuple] = []
         self.results: list = []
+        self.counted: CallsCounted | None = None  # with :meth:`count_calls`: every call's reads and uploads
 
     def prepare(self, seeds: list[int]) -> None:
         self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
@@ -412,11 +421,75 @@ class Samples:
         for recorded in self.calls[: len(chosen)]:
             recorded.clear()  # a sample run again records its calls again
         device.sync()
-        self.results = around(lambda: [timing.settle(self.function(*args)) for args in chosen])
+        self.results = around(lambda: [timing.settle(self._call(args)) for args in chosen])
         device.sync()
+
+    def _call(self, args: tuple) -> Any:
+        if self.counted is None:
+            return self.function(*args)
+        from tfperf.measure import host_syncs
+
+        host_syncs.give(list(args))  # the call's own arguments: reading their shapes is not a sync
+        with host_syncs.counting(ops=False) as syncs:
+            result = self.function(*args)
+        self.counted.add(syncs)
+        return result
+
+    def count_calls(self) -> None:
+        """From now on, count each call's host reads and uploads (:class:`CallsCounted`)."""
+        self.counted = self.counted or CallsCounted()
 
     def result(self, index: int) -> list:
         return leaves(self.results[index])
+
+
+@dataclass
+class CallsCounted:
+    """The host reads and uploads of every timed call, by the course's counter without its op callback
+    (:func:`tfperf.measure.host_syncs.counting` with ``ops=False``: the reads that bring a value into Python, and the
+    copies of host data into tensors, at no cost the clock sees), and the most that one call made of each. A trial
+    with ``limits`` checks them: the rule a test cell counts on a call of its own holds on every timed call too, so
+    an answer cannot keep it only where it can tell it is counted."""
+
+    calls: int = 0
+    reads: tuple[int, str] = (0, "no host reads")  # the most one call made, and how
+    uploads: tuple[int, str] = (0, "no uploads")
+
+    def add(self, syncs) -> None:
+        self.calls += 1
+        if syncs.count > self.reads[0]:
+            self.reads = (syncs.count, syncs.describe())
+        if syncs.uploads > self.uploads[0]:
+            self.uploads = (syncs.uploads, syncs.describe_uploads())
+
+    def as_data(self) -> dict:
+        return {"calls": self.calls, "reads": list(self.reads), "uploads": list(self.uploads)}
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """The most host reads (``host_syncs``) and uploads one timed call may make (None: not counted)."""
+
+    host_syncs: int | None = None
+    uploads: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.host_syncs is not None or self.uploads is not None
+
+    def broken(self, seen: dict) -> str | None:
+        """What the answer's counts (:meth:`CallsCounted.as_data`) break of these limits, or None."""
+        if not int(seen.get("calls", 0)):
+            return "your function's timed calls were not counted"
+        for limit, (most, how), unit in (
+            (self.host_syncs, seen.get("reads", (0, "")), "host reads"),
+            (self.uploads, seen.get("uploads", (0, "")), "uploads"),
+        ):
+            if limit is not None and int(most) > limit:
+                return (
+                    f"one of your function's timed calls made {how}; at most {limit} {unit} a call expected, on "
+                    "every call, timed or not"
+                )
+        return None
 
 
 class LocalSide:
@@ -448,6 +521,8 @@ class LocalSide:
         do = request["do"]
         if do == "prepare":
             self.samples.prepare([int(seed) for seed in request["seeds"]])
+        elif do == "count_calls":
+            self.samples.count_calls()
         elif do == "run":
             device.sync()  # work queued before (the inputs' making) fails here, not as the function's error
             try:
@@ -464,6 +539,8 @@ class LocalSide:
         return []
 
     def request(self, **request) -> dict:
+        if request.get("do") == "counted":
+            return self.samples.counted.as_data() if self.samples.counted is not None else {"calls": 0}
         index = int(request["index"])
         calls = self.samples.calls[index]
         return {"calls": calls if self.due is None else self.due(calls, self.samples.made[index])}

@@ -56,7 +56,7 @@ method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy di
 hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
 ``convert_to_eager_tensor``, the ``tf.data`` iterator, the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
 ``Rank``) and a tensor's indexing (``__getitem__``), which mark what they return, are wrapped; the originals come
-back when the last block ends; and each block's thread has an op callback (:func:`_on_op`) for the tensors made.
+back when the last block ends (unless :func:`keep_installed` keeps them); and each block's thread has an op callback (:func:`_on_op`) for the tensors made.
 Not seen: ``memoryview(t)`` and other readers of the C buffer protocol (the course's static screen flags them in
 graded answers), and ops on resources and variants (a variable's, a ``tf.data`` iterator's, a tensor list's shape
 comes from the resource, which :mod:`tfperf.measure.value_shapes` does not follow).
@@ -574,19 +574,33 @@ _patches: Patches[HostSyncs] = Patches(_install)
 
 
 @contextlib.contextmanager
-def counting(*, origins: bool = False) -> Iterator[HostSyncs]:
+def counting(*, origins: bool = False, ops: bool = True) -> Iterator[HostSyncs]:
     """Count host reads of eager tensor values and uploads made (in any thread) while the block runs; with
     ``origins``, also whose code made each (:func:`origin`: a walk of the stack per read). Tensors made sized by a
-    device value are counted in this thread only (TensorFlow's op callbacks are per thread).
+    device value are counted in this thread only (TensorFlow's op callbacks are per thread); without ``ops``, not at
+    all: no op callback is added (it slows every eager op, where the wrappers cost nothing a clock sees:
+    docs/measurements-grading.md), and the block counts the reads that bring a value into Python and the uploads.
 
     Blocks may nest; each counts what happens inside it. Imports TensorFlow.
     """
     with _patches.block(HostSyncs(with_origins=origins)) as syncs:
+        if not ops:
+            yield syncs
+            return
         _callback_added()
         try:
             yield syncs
         finally:
             _callback_removed()
+
+
+def keep_installed() -> list[tuple[object, str]]:
+    """Install the wrappers for good in this process (:meth:`tfperf.measure.instrument.Patches.keep`): they count
+    nothing outside a :func:`counting` block, and a function that is looked at (``np.asarray is saved``) is the same
+    object in a counted call as in any other. The op callback is still added only while a block runs. A grading
+    worker calls this before the learner's answer runs (and the unfixed code's worker, so both pay the wrappers while
+    timed). The attributes replaced, as ``(owner, name)``. Imports TensorFlow."""
+    return _patches.keep()
 
 
 def is_counting() -> bool:

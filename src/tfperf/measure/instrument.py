@@ -5,6 +5,10 @@ block to open installs the wrappers, the last to close restores the originals (a
 exceptions), and blocks may nest or overlap across threads. :meth:`Patches.tampered`
 says whether code inside a block removed or replaced a wrapper, so a grading check can
 refuse a count that learner code switched off.
+
+:meth:`Patches.keep` installs the wrappers for good (they count nothing outside a block):
+a process that runs a learner's answer keeps them from before the answer runs, so the
+answer cannot tell a counted call from any other by looking at the library's functions.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class Patches(Generic[T]):
         self._lock = threading.RLock()
         self.active: list[T] = []
         self._installed: list[tuple[Any, str, Any, Any]] = []  # owner, name, original, wrapper
+        self.kept = False
 
     def replace(self, owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
         """Set ``owner.name`` to ``make_wrapper(original)`` (``original`` is None where there was none)."""
@@ -55,11 +60,24 @@ class Patches(Generic[T]):
                     changed.append(f"{getattr(owner, '__name__', owner)}.{name}")
             return changed
 
+    def keep(self) -> list[tuple[Any, str]]:
+        """Install the wrappers now, if they are not, and keep them installed after every block ends; the attributes
+        replaced, as ``(owner, name)``."""
+        with self._lock:
+            if not self._installed:
+                try:
+                    self._install(self)
+                except BaseException:
+                    self._restore()
+                    raise
+            self.kept = True
+            return [(owner, name) for owner, name, _, _ in self._installed]
+
     @contextlib.contextmanager
     def block(self, record: T) -> Iterator[T]:
         """Install the wrappers if none are, count into ``record`` until the block ends."""
         with self._lock:
-            if not self.active:
+            if not self._installed:
                 try:
                     self._install(self)
                 except BaseException:
@@ -72,7 +90,7 @@ class Patches(Generic[T]):
             with self._lock:
                 with contextlib.suppress(ValueError):
                     self.active.remove(record)
-                if not self.active:
+                if not self.active and not self.kept:
                     self._restore()
 
     @property

@@ -326,16 +326,27 @@ ROW_SCORES_ATTACKED: list[Submission] = [
 #: Ours, after the helper's (2026-12-01): what its most promising attacks point at, the counted calls told apart from
 #: the timed ones, reached without their sizes (the counted checks now use the timed calls' sizes).
 ROW_SCORES_ATTACKED += [
-    # attack: tells a counted call from a timed one by the counter's own wrappers: the course's host-read counter
-    # replaces NumPy's converters while a count runs, so `numpy.asarray` is not the function saved when the cell ran.
-    # Honest when counted; on the timed calls it reads the weights back and scores on the host. Fair: 0 (reads back).
+    # attack: tells a counted call from a timed one by the counter's own wrappers, were they installed only while a
+    # count runs (`numpy.asarray` would then not be the function saved when the cell ran). Honest when counted; on
+    # the timed calls it reads the weights back and scores on the host. Fair: 0 (reads back). The grading worker
+    # installs the wrappers for good before the answer runs (worker.keep_counters_installed): the function saved is
+    # the one of every call.
     Submission(
         "rt_rs_detects_the_counter_by_identity",
         {
             "row_scores": "import numpy\n\nSAVED = numpy.asarray\n\n\ndef row_scores(table, weights, steps):\n    n = table.shape[0]\n    if numpy.asarray is SAVED:  # no count running: a timed call\n        w = weights.numpy()\n        picked = table[np.arange(steps) % n]\n        return tf.constant((picked * w).sum(axis=1), tf.float32)\n    rows = tf.constant(table)\n    return tf.stack([tf.reduce_sum(rows[s % n] * weights) for s in range(steps)])\n"
         },
         {"row_scores_tests": 0},
-        gap="the counters' wrappers are installed only while a count runs, so an answer can tell a counted call from "
-        "a timed one (reads and copies are not counted on the timed calls)",
+    ),
+    # attack: tells a counted call from a timed one by how long an eager op takes: the host-read counter's op callback
+    # (TensorFlow's op callbacks, which its tf.zeros(n)-style reads need) runs only while a count runs and made each
+    # eager op about twice as slow (18 -> 39 us on the 2-core machine). Honest when ops are slow; on the timed calls it
+    # reads the weights back and scores on the host. Fair: 0 (reads back).
+    Submission(
+        "rt_rs_detects_the_count_by_op_latency",
+        {
+            "row_scores": "import statistics\nimport time\n\n\ndef op_latency():\n    x = tf.constant(1.0)\n    samples = []\n    for i in range(15):\n        start = time.perf_counter()\n        for j in range(20):\n            tf.add(x, x)\n        samples.append(time.perf_counter() - start)\n    return statistics.median(samples)\n\n\nCALM = op_latency()\n\n\ndef row_scores(table, weights, steps):\n    n = table.shape[0]\n    if op_latency() < 1.5 * CALM:  # ops as fast as when the cell ran: no count running\n        w = weights.numpy()\n        picked = table[np.arange(steps) % n]\n        return tf.constant((picked * w).sum(axis=1), tf.float32)\n    rows = tf.constant(table)\n    return tf.stack([tf.reduce_sum(rows[s % n] * weights) for s in range(steps)])\n"
+        },
+        {"row_scores_tests": 0},
     ),
 ]

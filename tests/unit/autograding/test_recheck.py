@@ -122,7 +122,8 @@ def test_the_reference_passes_and_an_answer_that_slows_the_baseline_gains_nothin
     (passed,) = recheck.recheck(reference, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
     assert passed.passed, passed.line()
     (cheated,) = recheck.recheck(cheating, SOURCE, pairs=3, exercises=[EXERCISE], hidden=False)
-    assert not cheated.passed and cheated.problem is None and cheated.median < 2, cheated.line()
+    # timed at the unfixed code's own speed (and failing its rule of one upload a call as well)
+    assert not cheated.passed and cheated.median < 2, cheated.line()
 
 
 @pytest.mark.slow

@@ -391,3 +391,17 @@ def test_items_of_a_result_that_run_code_when_read_are_each_checked_with_the_gua
         assert np.allclose is real
     finally:
         np.allclose = real
+
+
+def test_attributes_the_library_keeps_replaced_are_accepted_and_only_those(monkeypatch):
+    original_asarray, original_allclose = np.asarray, np.allclose
+    monkeypatch.setattr(np, "asarray", lambda *a, **k: original_asarray(*a, **k))
+    with pytest.raises(GradingFailure, match="numpy.asarray"):
+        _check()
+    guard.accept([(np, "asarray")])  # as a grading worker does for the counters it keeps installed
+    _check()
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    with pytest.raises(GradingFailure, match="numpy.allclose"):
+        _check()
+    monkeypatch.setattr(np, "allclose", original_allclose)
+    _check()

@@ -104,3 +104,72 @@ def test_an_exception_while_timed_names_who_raised():
     unfixed, answer = sides(sleeps(0.002), breaks_later, inputs)
     with pytest.raises(GradingFailure, match="Your function raised RuntimeError while being timed: out of memory"):
         speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
+
+
+def test_limits_on_reads_and_uploads_hold_on_every_timed_call():
+    """An answer honest only on the calls it can tell are counted apart (here: on two calls in three) breaks a limit
+    on a timed call; the same answer passes where no limits are asked; an honest one passes with them."""
+    tf = pytest.importorskip("tensorflow")
+    import itertools
+
+    def tensor_inputs():
+        return (tf.constant(np.random.default_rng().standard_normal(64).astype(np.float32)),)
+
+    def unfixed(x):
+        time.sleep(0.010)
+        return x * 2.0
+
+    def honest(x):
+        return x * 2.0
+
+    turns = itertools.count()
+
+    def reads_now_and_then(x):
+        if next(turns) % 3 == 2:
+            return tf.constant(x.numpy() * 2.0)  # a read back, and an upload
+        return x * 2.0
+
+    limits = speed_trial.CallLimits(host_syncs=0, uploads=0)
+    found = {}
+    for name, candidate, asked in [
+        ("gated", reads_now_and_then, limits),
+        ("gated, unlimited", reads_now_and_then, None),
+        ("honest", honest, limits),
+    ]:
+        unfixed_side, answer = sides(unfixed, candidate, tensor_inputs)
+        verdict = speed_trial.trial(
+            unfixed_side, answer, exercise="demo", target=2.0, close=CLOSE, pairs=5, limits=asked
+        )
+        found[name] = verdict.problem
+    assert "made 1 host read (1 by .numpy()); at most 0 host reads a call" in found["gated"], found
+    assert found["gated, unlimited"] is None and found["honest"] is None, found
+
+
+def test_limits_count_uploads_and_spare_the_shapes_of_a_calls_own_arguments():
+    tf = pytest.importorskip("tensorflow")
+
+    def inputs_with_table():
+        rng = np.random.default_rng()
+        return rng.standard_normal((50, 8)).astype(np.float32), tf.constant(rng.standard_normal(8).astype(np.float32))
+
+    def unfixed(table, weights):
+        return tf.stack([tf.reduce_sum(tf.convert_to_tensor(table)[i] * weights) for i in range(table.shape[0])])
+
+    def once(table, weights):
+        rows = int(tf.shape(weights)[0])  # the shape of an argument: not a read
+        return tf.linalg.matvec(tf.convert_to_tensor(table), weights) + 0.0 * rows
+
+    for candidate, uploads, broken in [(once, 1, False), (unfixed, 1, True), (unfixed, 50, False)]:
+        unfixed_side, answer = sides(unfixed, candidate, inputs_with_table)
+        verdict = speed_trial.trial(
+            unfixed_side,
+            answer,
+            exercise="demo",
+            target=0.0,
+            close=speed_trial.Closeness(rtol=1e-5, atol=1e-4),
+            pairs=3,
+            limits=speed_trial.CallLimits(host_syncs=0, uploads=uploads),
+        )
+        assert (verdict.problem is not None) == broken, (candidate.__name__, uploads, verdict.problem)
+        if broken:
+            assert "made 50 uploads" in verdict.problem and "at most 1 uploads a call" in verdict.problem

@@ -387,3 +387,33 @@ def test_a_py_functions_reads_of_its_inputs_are_one_crossing_a_call():
         step, loss = tf.constant(1), tf.constant(0.5)
         int(step), float(loss)
     assert syncs.count == 2
+
+
+KEPT = """
+import numpy as np
+import tensorflow as tf
+from tfperf.measure import host_syncs
+
+seen_before = np.asarray
+t = tf.constant([1.0, 2.0])
+replaced = host_syncs.keep_installed()
+kept = np.asarray
+assert kept is not seen_before and (np, "asarray") in replaced
+np.asarray(t); t.numpy()  # outside a block: counted by none
+with host_syncs.counting() as syncs:
+    np.asarray(t)
+    tf.constant(np.ones(20, np.float32))
+assert (syncs.count, syncs.uploads) == (1, 1), (syncs.count, syncs.uploads)
+assert np.asarray is kept and not host_syncs.is_counting()  # the same function in and out of a count
+with host_syncs.counting():
+    assert np.asarray is kept and host_syncs.tampered() == []
+print("ok")
+"""
+
+
+def test_wrappers_kept_installed_count_only_inside_a_block_and_look_the_same_outside():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", KEPT], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip().endswith("ok"), done.stderr[-2000:]
