@@ -19,7 +19,8 @@ many values it reads)::
 
 The block also counts ``uploads``: host data (NumPy arrays, Python lists) turned into
 tensors, whether by ``tf.convert_to_tensor``, ``tf.constant``, an argument of an
-operation or a ``tf.function``, or each tensor a ``tf.data`` iterator delivers: tf.data
+operation (``tf.multiply(row, w)``, ``w * row``, ``tf.raw_ops``: converted in TensorFlow's C++ fast path, counted
+where Python hands it over) or of a ``tf.function``, or each tensor a ``tf.data`` iterator delivers: tf.data
 keeps its elements in host memory (a generator's, a ``cache()``'s: each epoch delivers
 them again), and ``tf.data.experimental.prefetch_to_device`` copies each one to the
 device ahead of time, which hides the copy but does not remove it. On a GPU each of
@@ -54,7 +55,8 @@ two, as a converted array is an upload):
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
 hooks (``__array_function__``, ``__array_ufunc__``), TensorFlow's host-function registry,
-``convert_to_eager_tensor``, the ``tf.data`` iterator, the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
+``convert_to_eager_tensor``, the eager fast path's entry (``TFE_Py_FastPathExecute``, which every generated op
+calls), the ``tf.data`` iterator, the ops that make shapes (``Shape``, ``ShapeN``, ``Size``,
 ``Rank``) and a tensor's indexing (``__getitem__``), which mark what they return, are wrapped; the originals come
 back when the last block ends (unless :func:`keep_installed` keeps them); and each block's thread has an op callback (:func:`_on_op`) for the tensors made.
 Not seen: ``memoryview(t)`` and other readers of the C buffer protocol (the course's static screen flags them in
@@ -399,6 +401,41 @@ def _counted_upload(original):
     return convert_to_eager_tensor
 
 
+#: How an upload that an op's own conversion makes looks in the learner's code.
+STRAIGHT_TO_AN_OP = "a NumPy array or list handed straight to an op (tf.multiply(row, w), w * row, tf.raw_ops)"
+
+
+def _host_data_among(values) -> tuple[int, int]:
+    """The host data among an op's inputs (:func:`_is_host_data`; each array of a list input on its own) and its
+    bytes."""
+    count = nbytes = 0
+    for value in values:
+        if isinstance(value, (list, tuple)) and any(isinstance(item, np.ndarray) for item in value):
+            parts = [item for item in value if isinstance(item, np.ndarray) and _is_host_data(item)]
+        elif isinstance(value, (list, tuple)) and any(hasattr(item, "dtype") for item in value):
+            parts = []  # tensors (a list input such as tf.stack's), with Python or NumPy numbers among them
+        else:
+            parts = [value] if _is_host_data(value) else []
+        count += len(parts)
+        nbytes += sum(_nbytes(part) for part in parts)
+    return count, nbytes
+
+
+_HOLDERS = frozenset({np.ndarray, list, tuple})  # what host data comes in (most ops get tensors and attributes)
+
+
+def _counted_fast_path(original):
+    def TFE_Py_FastPathExecute(*args):  # noqa: N802 (TensorFlow's name)
+        result = original(*args)  # converted in C++, where no wrapper sees it; counted once it ran (no fallback)
+        if _patches.active and not _depth() and any(type(value) in _HOLDERS for value in args[3:]):
+            count, nbytes = _host_data_among(args[3:])  # context, op's name, name, then inputs and attributes
+            if count:
+                _record_upload(STRAIGHT_TO_AN_OP, count, nbytes)
+        return result
+
+    return TFE_Py_FastPathExecute
+
+
 def _counted_host_function(original):
     from tensorflow.python.ops import script_ops
 
@@ -547,6 +584,7 @@ def _callback_removed() -> None:
 
 
 def _install(patches: Patches[HostSyncs]) -> None:
+    from tensorflow.python import pywrap_tfe
     from tensorflow.python.data.ops import iterator_ops
     from tensorflow.python.framework import constant_op, errors_impl, ops
     from tensorflow.python.framework import tensor as tensor_lib
@@ -559,6 +597,7 @@ def _install(patches: Patches[HostSyncs]) -> None:
     for name in _NUMPY_CONVERTERS:
         patches.replace(np, name, lambda original: _counted_converter(original, ops.EagerTensor))
     patches.replace(constant_op, "convert_to_eager_tensor", _counted_upload)
+    patches.replace(pywrap_tfe, "TFE_Py_FastPathExecute", _counted_fast_path)
     patches.replace(script_ops.FuncRegistry, "__call__", _counted_host_function)
     patches.replace(iterator_ops.OwnedIterator, "_next_internal", _counted_next)
     for module, names in _SHAPE_OPS:

@@ -87,14 +87,13 @@ ROW_SCORES_ATTACKED: list[Submission] = [
         },
         {"row_scores_tests": 0},
     ),
-    # attack: the NumPy row is handed straight to an op (tf.math.multiply goes to the generated op's eager fast path, which converts NumPy arrays in C++, past any Python conversion hook). 0: a copy per step.
+    # attack: the NumPy row is handed straight to an op (tf.math.multiply goes to the generated op's eager fast path, which converts NumPy arrays in C++, past any Python conversion hook). 0: a copy per step. Counted since the counter wraps the fast path's entry (TFE_Py_FastPathExecute), where Python hands the array over.
     Submission(
         "ob_rs_row_per_step_through_op_fast_path",
         {
             "row_scores": 'def row_scores(table, weights, steps):\n    """One row per step, converted inside the op\'s C++ fast path."""\n    n = table.shape[0]\n    scores = []\n    for s in range(steps):\n        scores.append(tf.reduce_sum(tf.math.multiply(table[s % n], weights)))\n    return tf.stack(scores)\n'
         },
         {"row_scores_tests": 0},
-        gap="a NumPy array handed straight to an op is converted in TensorFlow's C++ fast path, which the upload counter (a Python wrapper of the conversion) does not see",
     ),
     # attack: same as above through tf.raw_ops (the bare generated ops, no Python wrapper at all). 0: a copy per step.
     Submission(
@@ -103,7 +102,6 @@ ROW_SCORES_ATTACKED: list[Submission] = [
             "row_scores": 'def row_scores(table, weights, steps):\n    """One row per step, through tf.raw_ops."""\n    n = table.shape[0]\n    scores = []\n    for s in range(steps):\n        product = tf.raw_ops.Mul(x=table[s % n], y=weights)\n        scores.append(tf.raw_ops.Sum(input=product, axis=0))\n    return tf.stack(scores)\n'
         },
         {"row_scores_tests": 0},
-        gap="a NumPy array handed straight to tf.raw_ops is converted in TensorFlow's C++ fast path, which the upload counter (a Python wrapper of the conversion) does not see",
     ),
     # attack: a host-side gather of NumPy rows handed to tf.stack as a list: every row is converted on its own (tf.stack's Pack op converts each list item), then one matvec on the device. 0: one copy per row, the selection done on the host.
     Submission(

@@ -417,3 +417,26 @@ def test_wrappers_kept_installed_count_only_inside_a_block_and_look_the_same_out
 
     done = subprocess.run([sys.executable, "-c", KEPT], capture_output=True, text=True, timeout=300)
     assert done.stdout.strip().endswith("ok"), done.stderr[-2000:]
+
+
+def test_host_data_handed_straight_to_an_op_is_an_upload_once_and_tensors_are_not():
+    w = tf.constant(np.ones(20, np.float32))
+    row = np.ones(20, np.float32)
+    with host_syncs.counting() as syncs:
+        tf.math.multiply(row, w)  # converted in TensorFlow's C++ fast path
+        tf.raw_ops.Mul(x=row, y=w)
+        w * row
+        tf.gather(w, np.arange(10) % 20)  # indices from NumPy
+        tf.concat([w, row], 0)  # an array in a list input
+    assert syncs.uploads == 5 and syncs.upload_kinds == {host_syncs.STRAIGHT_TO_AN_OP: 5}
+    assert syncs.upload_bytes == 4 * 80 + 8 * 10
+    with host_syncs.counting() as syncs:
+        tf.stack([w] * 10)  # a list input of tensors
+        tf.reshape(w, [2, 10])  # a shape
+        tf.reduce_sum(tf.reshape(w, (4, 5)), axis=[0, 1])
+        w * 0.5
+        tf.gather(w, tf.range(10))
+        tf.constant(row) + w  # converted once, by tf.constant
+    assert syncs.uploads == 1 and syncs.upload_kinds == {
+        "tf.convert_to_tensor, tf.constant or a NumPy/list argument": 1
+    }
