@@ -264,14 +264,17 @@ def trial(
         return None
 
     def timed_pairs(count: int, settled) -> str | None:
-        for index in range(count):
-            order = (answer, baseline) if (len(verdict.ratios) + index) % 2 == 0 else (baseline, answer)
+        for _ in range(count):
+            order = (answer, baseline) if len(verdict.ratios) % 2 == 0 else (baseline, answer)  # each first in turn
             size = max(calls.values())
             # The call compared after the pair (never told to the answer's worker): the unfixed code's sample starts
             # with its inputs, so its timed run gives the result to compare with, not a run of its own.
             kept = draw.randrange(calls[answer])
             batch = {answer: [next(seeds) for _ in range(size)]}
             batch[baseline] = [batch[answer][kept], *(next(seeds) for _ in range(size - 1))]
+            for worker in order:  # sides that share their inputs' making (in this process) make them now, untimed
+                if hasattr(worker, "draw"):
+                    worker.draw(batch[worker])
             took = {}
             for worker in order:
                 preparing[worker].append(preparing_time(worker, batch[worker]))
@@ -377,7 +380,8 @@ class Draws:
         self._made: dict[int, tuple] = {}
         self._samples: deque[list[int]] = deque()
 
-    def sample(self, seeds: list[int]) -> list[tuple]:
+    def made(self, seeds: list[int]) -> list[tuple]:
+        """Each seed's inputs, made where they were not yet (kept while one of the last two samples uses them)."""
         made = [self._made[s] if s in self._made else tuple(self._make()) for s in seeds]
         self._made.update(zip(seeds, made))
         self._samples.append(list(seeds))
@@ -385,7 +389,10 @@ class Draws:
             for seed in self._samples.popleft():
                 if not any(seed in kept for kept in self._samples):
                     self._made.pop(seed, None)
-        return [timing.copy_arrays(inputs) for inputs in made]
+        return made
+
+    def sample(self, seeds: list[int]) -> list[tuple]:
+        return [timing.copy_arrays(inputs) for inputs in self.made(seeds)]
 
 
 class Samples:
@@ -511,7 +518,14 @@ class LocalSide:
         quiet: Callable[[], Any] | None = None,
     ) -> None:
         self.samples = Samples(function, draws.sample, record)
+        self.draws = draws
         self.who, self.due, self.quiet = who, due, quiet or contextlib.nullcontext
+
+    def draw(self, seeds: list[int]) -> None:
+        """Make the inputs of ``seeds`` now, before the trial times a sample's making: two sides in this process share
+        them (:class:`Draws`), and the one that made them first would pay for both sides' draws (the trial times only
+        each side's copies then)."""
+        self.draws.made(list(seeds))
 
     def _quietly(self, work: Callable[[], list]) -> list:
         with self.quiet():

@@ -173,3 +173,29 @@ def test_limits_count_uploads_and_spare_the_shapes_of_a_calls_own_arguments():
         assert (verdict.problem is not None) == broken, (candidate.__name__, uploads, verdict.problem)
         if broken:
             assert "made 50 uploads" in verdict.problem and "at most 1 uploads a call" in verdict.problem
+
+
+def test_each_side_goes_first_in_turn_and_inputs_made_for_both_are_not_charged_to_one():
+    """In one process the two sides share their inputs (:class:`Draws`): made before the pair, each side's timed
+    making is a copy. The answer once went first in every pair and made every input both sides used, so a fast
+    reference with inputs slow to make failed "worked while its inputs were made" (chapter 1's in the kernel)."""
+    runs = []
+
+    class Side(speed_trial.LocalSide):
+        def ask(self, **request):
+            if request["do"] == "run":
+                runs.append(self.who)
+            return super().ask(**request)
+
+    def slow_to_make():
+        time.sleep(0.06)
+        return (np.random.default_rng().standard_normal(4),)
+
+    draws = speed_trial.Draws(slow_to_make)
+    answer = Side(sleeps(0.025), draws, who="answer", record=recording)
+    unfixed = Side(sleeps(0.100), draws, who="unfixed", record=recording)
+    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=5, every_pair=True)
+    assert verdict.passed and verdict.problem is None and verdict.preparing < 0.5, (verdict.problem, verdict.preparing)
+    timed = runs[-10:]  # the five timed pairs, after the untimed calls and the sample sizes' runs
+    assert timed[::2] == ["answer", "unfixed", "answer", "unfixed", "answer"], runs
+    assert all(first != second for first, second in zip(timed[::2], timed[1::2])), runs
