@@ -60,16 +60,20 @@ class Patches(Generic[T]):
                     changed.append(f"{getattr(owner, '__name__', owner)}.{name}")
             return changed
 
+    def _installed_now(self) -> None:
+        """Install the wrappers where none are (all or none: restored if one fails). Call with the lock held."""
+        if not self._installed:
+            try:
+                self._install(self)
+            except BaseException:
+                self._restore()
+                raise
+
     def keep(self) -> list[tuple[Any, str]]:
         """Install the wrappers now, if they are not, and keep them installed after every block ends; the attributes
         replaced, as ``(owner, name)``."""
         with self._lock:
-            if not self._installed:
-                try:
-                    self._install(self)
-                except BaseException:
-                    self._restore()
-                    raise
+            self._installed_now()
             self.kept = True
             return [(owner, name) for owner, name, _, _ in self._installed]
 
@@ -77,12 +81,7 @@ class Patches(Generic[T]):
     def block(self, record: T) -> Iterator[T]:
         """Install the wrappers if none are, count into ``record`` until the block ends."""
         with self._lock:
-            if not self._installed:
-                try:
-                    self._install(self)
-                except BaseException:
-                    self._restore()
-                    raise
+            self._installed_now()
             self.active.append(record)
         try:
             yield record
