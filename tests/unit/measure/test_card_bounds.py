@@ -14,8 +14,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.alone]  # a card measured under load
 
 @pytest.fixture(scope="module")
 def card():
+    """The better of two cards (by the float32 matmul rate, the roof every step here is compared with): a card is
+    the best the device did, and the first one measured in this process, right after the round trip's grading, fell
+    up to 10% short of a step measured minutes later on a 2-core Intel Xeon (docs/measurements-grading.md)."""
     os.environ.setdefault("TFPERF_SIZE", "ci")
-    return ceilings.measure("ci")
+    cards = [ceilings.measure("ci") for _ in range(2)]
+    return max(cards, key=lambda c: c.get("matmul_float32").value)
 
 
 def above(shares: list[str]) -> list[str]:
