@@ -280,7 +280,7 @@ def serve_samples(
                 samples.count_calls()
                 reply({"ok": True})
             elif request.get("do") == "counted":
-                reply({"ok": True, **(samples.counted.as_data() if samples.counted is not None else {"calls": 0})})
+                reply({"ok": True, **samples.counts()})
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
                 numbers = [call_numbers(call) for call in samples.calls[index]]

@@ -446,6 +446,10 @@ class Samples:
         """From now on, count each call's host reads and uploads (:class:`CallsCounted`)."""
         self.counted = self.counted or CallsCounted()
 
+    def counts(self) -> dict:
+        """What was counted, as data (:meth:`CallsCounted.as_data`; no calls where nothing was)."""
+        return self.counted.as_data() if self.counted is not None else {"calls": 0}
+
     def result(self, index: int) -> list:
         return leaves(self.results[index])
 
@@ -454,7 +458,7 @@ class Samples:
 class CallsCounted:
     """The host reads and uploads of every timed call, by the course's counter without its op callback
     (:func:`tfperf.measure.host_syncs.counting` with ``ops=False``: the reads that bring a value into Python, and the
-    copies of host data into tensors, at no cost the clock sees), and the most that one call made of each. A trial
+    copies of host data into tensors, at a small cost both sides pay alike), and the most that one call made of each. A trial
     with ``limits`` checks them: the rule a test cell counts on a call of its own holds on every timed call too, so
     an answer cannot keep it only where it can tell it is counted."""
 
@@ -554,7 +558,7 @@ class LocalSide:
 
     def request(self, **request) -> dict:
         if request.get("do") == "counted":
-            return self.samples.counted.as_data() if self.samples.counted is not None else {"calls": 0}
+            return self.samples.counts()
         index = int(request["index"])
         calls = self.samples.calls[index]
         return {"calls": calls if self.due is None else self.due(calls, self.samples.made[index])}
