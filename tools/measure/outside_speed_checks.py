@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from tfperf.autograding import outside
-from tfperf.autograding.recheck import speed_checks
+from tfperf.grading.speed import speed_checks
 
 path, answer_id, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 src = nbformat.read(path, 4)

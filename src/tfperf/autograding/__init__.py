@@ -5,12 +5,11 @@
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
-- ``recheck``: the speed checks: read from the test cells, timed out of the kernel (the unfixed code, the
-  answer (sandboxed) and the clock in three processes; a worker's side of a timed sample too), the speed kind of
-  ``check_kinds``; and
-  ``python -m tfperf recheck SUBMISSION``, a submission's speed checks timed again.
+- ``recheck``: the workers of the speed checks timed out of the kernel (the unfixed code's process; a worker's side
+  of a timed sample, the answer's too); and ``python -m tfperf recheck SUBMISSION``, a submission's speed checks
+  timed again (the unfixed code, the answer (sandboxed) and the clock in three processes).
 - ``check_kinds``: the kinds of check the grading process decides itself, one module each, in one table (prints:
-  ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``recheck``), and what a worker reads for
+  ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``tfperf.grading.speed``), and what a worker reads for
   them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
   test cell asks of it, what the answer's worker reads for it and the grading process's decision.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.

@@ -14,12 +14,6 @@ if TYPE_CHECKING:  # nbformat costs close to a second to import: recheck's worke
     from nbformat import NotebookNode
 
 
-def is_test(cell: NotebookNode) -> bool:
-    """Whether ``cell`` is a test cell (graded, not an answer)."""
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
 def exercises(nb: NotebookNode) -> list[tuple[int, list[int]]]:
     """``(answer cell index, [indices of its test cells])`` for every answer cell of ``nb``: an exercise is an
     answer cell and the test cells after it, up to the next answer cell."""

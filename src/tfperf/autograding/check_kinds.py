@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfperf.autograding import recheck
-from tfperf.grading import printing, tracing, traffic
+from tfperf.grading import printing, speed, tracing, traffic
 
-#: The kinds, in the order they are decided: the speed checks (``recheck``) last, since their timed calls are
+#: The kinds, in the order they are decided: the speed checks (``speed``) last, since their timed calls are
 #: watched for their cell's prints and traces checks too.
-KINDS = (printing, traffic, recheck)
+KINDS = (printing, traffic, speed)
 
 #: What the answer's worker reads on a request ``{"do": name, ...}`` or a judged call's ``probe``: name -> reader.
 PROBES: dict[str, Callable[[dict, dict], dict]] = {
@@ -50,7 +49,7 @@ class Grading:
 
     exercise: Any  #: the :class:`tfperf.autograding.outside.Exercise`
     answer: Any  #: the answer's worker (:class:`tfperf.autograding.outside._Replies`): data on request only
-    speed_checks: list  #: the notebook's speed checks timed from here (:func:`tfperf.autograding.recheck.speed_checks`)
+    speed_checks: list  #: the notebook's speed checks timed from here (:func:`tfperf.grading.speed.speed_checks`)
     in_judge: tuple[str, ...]  #: the test cells the judge ran
     clean_worker: Callable[[Any], Any] | None  #: a speed check -> the unfixed code's worker; None: none here
     record: Path | None  #: where the speed checks' rows go
@@ -65,7 +64,7 @@ class Grading:
         else one of its own."""
         if self.speed_checks:
             return self.clean_worker(self.speed_checks[0])
-        return self.clean_worker(recheck.SpeedCheck(grade_id, "", function, function, "lambda: ()", ""))
+        return self.clean_worker(speed.SpeedCheck(grade_id, "", function, function, "lambda: ()", ""))
 
     def pending(self, passed: list[str]) -> list[tuple[Any, str, Any]]:
         """``(kind, grade_id, check)`` of every check of the ``passed`` test cells left to decide here, in order."""

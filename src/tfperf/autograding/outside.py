@@ -24,7 +24,7 @@ scores. An exercise whose answer is still the released placeholder scores 0 with
 A worker that dies, hangs or sends anything else costs its own exercise only.
 
 Speed checks (``grading.assert_speedup``) are timed from this process: in the worker, the check only
-compares two results with the unfixed code's and leaves the timing to :func:`tfperf.autograding.recheck.decide`, which
+compares two results with the unfixed code's and leaves the timing to :func:`tfperf.grading.speed.decide`, which
 runs the answer's function in the exercise's worker and the unfixed code in a worker of its own that
 never runs learner code (:class:`Baselines`), reads the clock here, compares a drawn call of every
 sample with the unfixed code's, and refuses a sample during which the answer's processes kept
@@ -87,7 +87,6 @@ from tfperf.autograding import check_kinds, forkserver, judge, sandbox, screen
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
-    is_test,
     is_written,
     released_answers,
     replay_source,
@@ -95,6 +94,7 @@ from tfperf.autograding.cells import (
 from tfperf.autograding.preprocessors import error_output
 from tfperf.grading import concepts, printing
 from tfperf.grading.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
+from tfperf.grading.specs import is_test
 from tfperf.runtime import processes
 
 #: Seconds a worker may take to start (the interpreter, before the first cell).
@@ -858,7 +858,7 @@ class GradeOutsideKernel(Preprocessor):
         import nbformat
         from nbgrader.coursedir import CourseDirectory
 
-        from tfperf.autograding.recheck import speed_checks
+        from tfperf.grading.speed import speed_checks
 
         info = resources["nbgrader"]
         coursedir = CourseDirectory(config=self.config)

@@ -76,12 +76,12 @@ from traitlets import Bool, Enum, Unicode
 from tfperf.autograding.cells import (
     exercises,
     instructor_notebook,
-    is_test,
     is_written,
     released_answers,
     replay_source,
 )
 from tfperf.autograding.screen import ALLOWED_IMPORTS, allowed_imports, defined_names, screen, withheld_names
+from tfperf.grading.specs import is_test, nbgrader_of
 
 KERNEL_DIED = "KernelDied"
 #: The output of a test cell left to GradeOutsideKernel, until that step writes its outcome over it.
@@ -442,10 +442,6 @@ class RemoveLinks(Preprocessor):
 # ---------------------------------------------------------------- the static screen
 
 
-def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.metadata.get("nbgrader", {})
-
-
 class ScreenAnswers(Preprocessor):
     """Flag answer cells that tamper with the grading; zero their exercise's test cells."""
 
@@ -460,7 +456,7 @@ class ScreenAnswers(Preprocessor):
         flagged: dict[int, list[str]] = {}
         rules = self._rules(resources)
         for i, cell in enumerate(nb.cells):
-            meta = _nbgrader(cell)
+            meta = nbgrader_of(cell)
             if cell.cell_type != "code":
                 continue
             if meta.get("solution"):
@@ -473,7 +469,7 @@ class ScreenAnswers(Preprocessor):
         for answer, tests in exercises(nb):
             if answer not in flagged:
                 continue
-            grade_id = _nbgrader(nb.cells[answer]).get("grade_id", f"cell {answer}")
+            grade_id = nbgrader_of(nb.cells[answer]).get("grade_id", f"cell {answer}")
             self._report(resources, grade_id, flagged[answer])
             if not self.penalize:
                 continue
@@ -498,9 +494,9 @@ class ScreenAnswers(Preprocessor):
         except Exception:  # noqa: BLE001 (not graded by nbgrader, or no source: the default list)
             return {}
         return {
-            _nbgrader(cell)["grade_id"]: (allowed_imports(cell), withheld_names(cell))
+            nbgrader_of(cell)["grade_id"]: (allowed_imports(cell), withheld_names(cell))
             for cell in source.cells
-            if _nbgrader(cell).get("solution") and _nbgrader(cell).get("grade_id")
+            if nbgrader_of(cell).get("solution") and nbgrader_of(cell).get("grade_id")
         }
 
     def _report(self, resources: dict, grade_id: str, findings: list[str]) -> None:

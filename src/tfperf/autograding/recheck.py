@@ -21,10 +21,10 @@ source notebook's order; demonstration cells only for their imports (as ``nbgrad
 cannot depend on more). An answer that needs a cell of its own outside the answer cells
 is reported as not runnable here.
 
-The speed check kind of :mod:`tfperf.autograding.check_kinds` (:func:`specs`, :func:`decide`): every
-``grading.assert_speedup`` of a test cell that passed, timed this way by the grading process (the assertion is
-:func:`tfperf.grading.speed.assert_speedup`; the one speed trial, which the kernel's visible check runs too, is
-:func:`tfperf.grading.speed_trial.trial`).
+The grading process times every ``grading.assert_speedup`` of a test cell that passed this way too: the speed check
+kind (:mod:`tfperf.grading.speed`: the assertion, its spec, :func:`tfperf.grading.speed.decide`) uses this module's
+:class:`Worker` for the unfixed code and the exercise's worker for the answer, with the one speed trial that the
+kernel's visible check runs too (:func:`tfperf.grading.speed_trial.trial`).
 
 **A worker's side** (:func:`serve_samples`, :func:`seeded`): inputs made from seeds, samples run, results returned,
 each on request; the calls of the functions among a sample's inputs, as data. The process that asks holds the clock:
@@ -42,9 +42,7 @@ by the exercise workers of :mod:`tfperf.autograding.worker`.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
-import json
 import linecache
 import os
 import random
@@ -54,96 +52,15 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tfperf.autograding.cells import is_test, replay_source
+from tfperf.autograding.cells import replay_source
+from tfperf.grading import speed
 from tfperf.grading.messages import NotRunnable, WorkerStopped, receive, send
-from tfperf.grading.specs import arguments, literal
-from tfperf.grading.speed_trial import CallLimits, Samples, Verdict, trial
+from tfperf.grading.specs import nbgrader_of
+from tfperf.grading.speed_trial import Samples, Verdict
 from tfperf.runtime import processes
-
-# ---------------------------------------------------------------- what to re-time
-
-
-@dataclass(frozen=True)
-class SpeedCheck:
-    """One ``grading.assert_speedup`` call of a test cell, as source text."""
-
-    grade_id: str
-    exercise: str
-    candidate: str
-    baseline: str
-    make_inputs: str
-    prelude: str  # the test cell's own definitions (functions, imports) before the call
-    hidden: bool = False  # in the cell's hidden part
-    rtol: float = field(default_factory=lambda: _default("rtol"))  # each as assert_speedup's own
-    atol: float = field(default_factory=lambda: _default("atol"))
-    pairs: int = field(default_factory=lambda: _default("pairs"))
-    condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
-    calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
-    host_syncs_at_most: int | None = field(default_factory=lambda: _default("host_syncs_at_most"))
-    uploads_at_most: int | None = field(default_factory=lambda: _default("uploads_at_most"))
-
-
-def _default(name: str) -> object:
-    from tfperf.grading.specs import default
-    from tfperf.grading.speed import assert_speedup
-
-    return default(assert_speedup, name)
-
-
-def _nbgrader(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def speed_checks(source_nb) -> list[SpeedCheck]:
-    """Every ``assert_speedup`` call in the test cells of the instructor's notebook (its arguments' defaults are
-    ``assert_speedup``'s own)."""
-    from tfperf.grading.speed import assert_speedup
-
-    found = []
-    for cell in source_nb.cells:
-        if not is_test(cell):
-            continue
-        tree = ast.parse(cell.source)
-        hidden_from = cell.source.find("### BEGIN HIDDEN TESTS")
-        hidden_line = cell.source[:hidden_from].count("\n") + 1 if hidden_from >= 0 else None
-        definitions = [
-            node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
-        ]
-        prelude = "\n".join(ast.get_source_segment(cell.source, node) for node in definitions)
-        conditions = {}  # a call in a top-level if's body: its test; in its else branch: the test negated
-        for node in (n for n in tree.body if isinstance(n, ast.If)):
-            test = ast.get_source_segment(cell.source, node.test)
-            for branch, condition in ((node.body, test), (node.orelse, f"not ({test})")):
-                conditions |= {id(inner): condition for statement in branch for inner in ast.walk(statement)}
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
-                continue
-            given = arguments(node, assert_speedup)
-            found.append(
-                SpeedCheck(
-                    grade_id=_nbgrader(cell)["grade_id"],
-                    exercise=literal(given["exercise"]),
-                    candidate=ast.get_source_segment(cell.source, given["candidate"]),
-                    baseline=ast.get_source_segment(cell.source, given["baseline"]),
-                    make_inputs=ast.get_source_segment(cell.source, given["make_inputs"]),
-                    prelude=prelude,
-                    hidden=hidden_line is not None and node.lineno > hidden_line,
-                    rtol=literal(given["rtol"]),
-                    atol=literal(given["atol"]),
-                    pairs=literal(given["pairs"]),
-                    condition=conditions.get(id(node)),
-                    calls_back=None
-                    if given["calls_back"] is None
-                    else ast.get_source_segment(cell.source, given["calls_back"]),
-                    host_syncs_at_most=literal(given["host_syncs_at_most"]),
-                    uploads_at_most=literal(given["uploads_at_most"]),
-                )
-            )
-    return found
 
 
 def program(source_nb, answers_nb=None) -> list[str]:
@@ -152,13 +69,13 @@ def program(source_nb, answers_nb=None) -> list[str]:
     demonstration cells cut to their imports."""
     answers = {}
     if answers_nb is not None:
-        answers = {_nbgrader(c).get("grade_id"): c.source for c in answers_nb.cells if _nbgrader(c).get("solution")}
+        answers = {nbgrader_of(c).get("grade_id"): c.source for c in answers_nb.cells if nbgrader_of(c).get("solution")}
     cells = []
     for cell in source_nb.cells:
         source = replay_source(cell)
         if source is None:
             continue
-        meta = _nbgrader(cell)
+        meta = nbgrader_of(cell)
         if meta.get("solution") and answers_nb is not None:
             if meta["grade_id"] not in answers:
                 raise NotRunnable(f"the submission has no answer cell {meta['grade_id']!r}")
@@ -324,7 +241,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         function, make_inputs, due = load()
         ready: dict = {"ready": True, "condition": current.get("holds", True)}
         if header.get("exercise"):
-            ready |= target_of(header["exercise"])
+            ready |= speed.target_of(header["exercise"])
     except BaseException:
         send(replies, {"error": traceback.format_exc(limit=3)})
         return
@@ -350,19 +267,6 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         reply({"ok": True})
 
 
-def target_of(exercise: str) -> dict:
-    """The target of ``exercise`` on this machine, as the unfixed code's worker reports it."""
-    from tfperf.grading import targets
-    from tfperf.runtime import device
-
-    device_class = device.device_class()
-    return {
-        "target": targets.target_for(exercise, device_class),
-        "device_class": device_class,
-        "measured": targets.is_measured(exercise, device_class),
-    }
-
-
 def _worker_main() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever the cells print goes to stderr, not into the replies
@@ -376,7 +280,7 @@ class Worker:
         self,
         argv: list[str],
         cells: list[str],
-        check: SpeedCheck,
+        check: speed.SpeedCheck,
         function: str,
         what: str,
         preexec_fn=None,
@@ -474,119 +378,6 @@ def _worker_argv() -> list[str]:
     return [sys.executable, "-m", "tfperf.autograding.recheck", "worker"]
 
 
-def recheck_one(
-    check: SpeedCheck,
-    baseline,
-    answer,
-    *,
-    pairs: int = 7,
-    target: float | None = None,
-    time_limit: float | None = None,
-) -> Verdict:
-    """Time ``answer`` against ``baseline`` (workers) with the course's one speed trial
-    (:func:`tfperf.grading.speed_trial.trial`), the clock in this process; waits for a CPU that other processes held
-    are read from ``/proc`` (:func:`tfperf.runtime.processes.reading`). ``target``: default, the one the baseline worker
-    reported, else this machine's."""
-    if target is None:
-        target = getattr(baseline, "ready", {}).get("target")
-    if target is None:
-        target = target_of(check.exercise)["target"]
-    return trial(
-        baseline,
-        answer,
-        exercise=check.exercise,
-        target=target,
-        close=check,
-        pairs=pairs,
-        time_limit=time_limit,
-        from_proc=True,
-        limits=CallLimits(check.host_syncs_at_most, check.uploads_at_most),
-    )
-
-
-# ---------------------------------------------------------------- a check kind (tfperf.autograding.check_kinds)
-
-
-#: A cell the judge ran is timed here too: the judge checks results only, never a clock (it would time the pipes).
-AFTER_THE_JUDGE = True
-
-
-def specs(grading, grade_id: str, source: str) -> list[SpeedCheck]:
-    """The speed checks of a test cell that the grading process times once the cell passed in the answer's
-    worker (those of the notebook's :func:`speed_checks` in that cell; none where nothing is timed outside)."""
-    return [check for check in grading.speed_checks if check.grade_id == grade_id]
-
-
-def decide(grading, check: SpeedCheck, outcome) -> None:
-    """Time ``check`` with the clock in this process: the answer's function in its exercise's worker
-    (``grading.answer``), the unfixed code in a worker that never ran learner code (``grading.clean_worker``).
-    The outcome of its test cell passes only if the speedup reaches the target, every result compared. A prints
-    check of the same cell on the same function watches every timed call too (its limit holds for each), and the
-    functions of the cell's trace checks may not trace during the timed calls (:mod:`tfperf.grading.tracing`)."""
-    from tfperf.grading import printing, tracing
-
-    answer, said = grading.answer, "Timed by the grading process, out of the notebook's reach"
-    source = grading.source(check.grade_id)
-    prints = next((p for p in printing.prints_checks(check.grade_id, source) if p.function == check.candidate), None)
-    traces = tracing.traces_checks(check.grade_id, source)
-    try:
-        baseline = grading.clean_worker(check)
-        if not baseline.ready.get("condition", True):  # decided in the unfixed code's worker, as the cell decides it
-            outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
-            return
-        before = [tracing.counted(answer, t) for t in traces]
-        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
-    except NotRunnable as problem:
-        outcome.fail(f"{said}: {problem}")
-        return
-    answer.timed_calls = 0
-    answer.watched = [] if prints is not None else None
-    try:
-        verdict = recheck_one(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
-    except NotRunnable as problem:
-        outcome.fail(f"{said}: {problem}")
-        return
-    finally:
-        watched, answer.watched = answer.watched, None
-        answer.end()
-    if prints is not None and watched:
-        if problem := printing.while_timed(answer.output, watched, prints):
-            outcome.fail(f"{said}: {problem}")
-            return
-    for check_traces, counted_before in zip(traces, before):
-        after = tracing.counted(answer, check_traces)
-        if problem := tracing.retraced(check_traces, counted_before, after, answer.timed_calls):
-            outcome.fail(f"{said}: {problem}")
-            return
-    device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
-    if verdict.problem:
-        outcome.fail(f"{said}: {verdict.problem}.")
-        return
-    _record_verdict(verdict, device_class.lower(), grading.record)
-    if not verdict.passed:
-        outcome.fail(
-            f"{said}: same results as the unfixed code, but not fast enough: {verdict.measured}; "
-            f"the target on a {device_class} is at least {verdict.target:.2f}x."
-        )
-        return
-    outcome.printed += f"{said}: {verdict.measured}; target {verdict.target:.2f}x on {device_class}.\n"
-
-
-def _record_verdict(verdict: Verdict, device_class: str, record: Path | None) -> None:
-    """The row a speed check records (``TFPERF_RECORD``, as :func:`tfperf.grading.speed.assert_speedup` writes
-    them), for the instructor's report."""
-    if record is None:
-        return
-    row = {
-        **verdict.row(device_class),
-        "timed": "outside",
-        "preparing_share": verdict.preparing,
-        "preparing_waited": verdict.waited,
-    }
-    with record.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
-
-
 # ---------------------------------------------------------------- the command
 
 
@@ -611,7 +402,9 @@ def recheck(
     except Exception as err:
         raise NotRunnable(f"{submission} is not a readable notebook ({err})") from err
     checks = [
-        c for c in speed_checks(source_nb) if (not exercises or c.exercise in exercises) and (hidden or not c.hidden)
+        c
+        for c in speed.speed_checks(source_nb)
+        if (not exercises or c.exercise in exercises) and (hidden or not c.hidden)
     ]
     baseline_cells, answer_cells = program(source_nb), program(source_nb, answers_nb)
     verdicts = []
@@ -643,7 +436,7 @@ def recheck(
                     preexec_fn=sandbox.Limits().apply if sandboxed else None,
                     direct=not sandboxed,
                 )
-                verdicts.append(recheck_one(check, baseline, answer, pairs=pairs))
+                verdicts.append(speed.timed_outside(check, baseline, answer, pairs=pairs))
             except NotRunnable as problem:
                 from tfperf.grading import targets
 

@@ -33,12 +33,13 @@ Modules, bottom to top (each imports only those listed before it):
 - ``speed_trial``: the one speed trial: two sides timed as interleaved pairs on new inputs, every result compared
   (the kernel's visible check and the grading process both run it), and one side's samples as the kernel and a
   grading worker both keep them.
-- ``speed``: speedups and steady epochs.
 - ``memory``: a training run whose memory stays flat over its epochs, read from outside the objects holding it.
 - ``syncs``: host reads and uploads; reports made while a loop trains.
 - ``tracing``: trace counts, and those read by the grading process around its timed calls.
 - ``traffic``: bytes a step moves to and from memory; the bytes check kind, decided by the grading process.
 - ``train_steps``: host reads inside a Keras training step; Keras untouched.
+- ``speed``: speedups and steady epochs; the speed check kind, timed by the grading process (a test cell's prints
+  and traces checks watch its timed calls).
 """
 
 from tfperf.grading.calls import GradingFailure, NotWritten, call, not_written

@@ -1,10 +1,22 @@
 """A check's spec, read from a test cell's text: each call of a course assertion at the top level of the cell, its
 arguments bound to the assertion's own signature (what a call leaves out takes the assertion's default, never
-restated by a parser). The check kinds (:mod:`tfperf.autograding.check_kinds`) read their checks with these."""
+restated by a parser). The check kinds (:mod:`tfperf.autograding.check_kinds`) read their checks with these; and
+which cell of a notebook is a test cell."""
 
 from __future__ import annotations
 
 import ast
+
+
+def nbgrader_of(cell) -> dict:
+    """A notebook cell's nbgrader metadata (empty for a demonstration cell)."""
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_test(cell) -> bool:
+    """Whether a notebook cell is a test cell (graded, not an answer)."""
+    meta = nbgrader_of(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def top_level_calls(source: str, name: str) -> list[tuple[ast.Call, dict]]:

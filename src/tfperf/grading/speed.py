@@ -1,16 +1,28 @@
-"""Checks of speed: a speedup over the unfixed code, and epochs that do not slow down."""
+"""Checks of speed: a speedup over the unfixed code, and epochs that do not slow down; and the speed check kind.
+
+:func:`assert_speedup` is what the notebooks' test cells call: in the learner's kernel it times both sides itself
+(:func:`tfperf.grading.speed_trial.trial`); while grading, in the answer's worker, it compares two untimed results and
+leaves the timing to the grading process. There, as a kind of :mod:`tfperf.autograding.check_kinds`, this module
+reads each call from the test cell's text (:func:`speed_checks`, :class:`SpeedCheck`, the assertion's own defaults)
+and times it with the same trial, the clock in the grading process (:func:`decide`, :func:`timed_outside`).
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tfperf.grading import guard, speed_trial, targets
+from tfperf.grading import specs as specs_module
 from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.grading.messages import NotRunnable
 from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
 from tfperf.measure import op_counts, timing, traces
@@ -128,12 +140,14 @@ def assert_steady_epochs(
     return result
 
 
-def _record(device_class: str, verdict: speed_trial.Verdict) -> None:
-    path = os.environ.get(RECORD_ENV_VAR)
+def _record(device_class: str, verdict: speed_trial.Verdict, record: str | Path | None = None, **more) -> None:
+    """Append the check's row for the instructor's report to ``record`` (default ``$TFPERF_RECORD``; none: no row),
+    with ``more`` fields (where it was timed)."""
+    path = record if record is not None else os.environ.get(RECORD_ENV_VAR)
     if not path:
         return
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(verdict.row(device_class)) + "\n")
+        f.write(json.dumps({**verdict.row(device_class), **more}) + "\n")
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -317,3 +331,194 @@ def assert_speedup(
             f"the target on a {device_class.upper()} is at least {target:.2f}x{measured}.{advice}{reread(section)}"
         )
     print(f"Passed: same results, {verdict.measured}; target {target:.2f}x on {device_class.upper()}{measured}.")
+
+
+# ---------------------------------------------------------------- the check kind, timed by the grading process
+
+# The speed check kind of :mod:`tfperf.autograding.check_kinds`: each ``assert_speedup`` of a test cell that passed
+# in the answer's worker (:func:`speed_checks`, :func:`specs`) is timed again with the clock in the grading process
+# (:func:`decide`, :func:`timed_outside`): the answer's function in the exercise's worker, the unfixed code in a
+# worker that never ran learner code (:class:`tfperf.autograding.recheck.Worker`), the same trial as above.
+
+
+@dataclass(frozen=True)
+class SpeedCheck:
+    """One ``grading.assert_speedup`` call of a test cell, as source text."""
+
+    grade_id: str
+    exercise: str
+    candidate: str
+    baseline: str
+    make_inputs: str
+    prelude: str  # the test cell's own definitions (functions, imports) before the call
+    hidden: bool = False  # in the cell's hidden part
+    rtol: float = field(default_factory=lambda: _default("rtol"))  # each as assert_speedup's own
+    atol: float = field(default_factory=lambda: _default("atol"))
+    pairs: int = field(default_factory=lambda: _default("pairs"))
+    condition: str | None = None  # the test of the ``if`` the call is in (top level of the cell): timed where it holds
+    calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
+    host_syncs_at_most: int | None = field(default_factory=lambda: _default("host_syncs_at_most"))
+    uploads_at_most: int | None = field(default_factory=lambda: _default("uploads_at_most"))
+
+
+def _default(name: str) -> object:
+    return specs_module.default(assert_speedup, name)
+
+
+def speed_checks(source_nb) -> list[SpeedCheck]:
+    """Every ``assert_speedup`` call in the test cells of the instructor's notebook (its arguments' defaults are
+    ``assert_speedup``'s own)."""
+    found = []
+    for cell in source_nb.cells:
+        if not specs_module.is_test(cell):
+            continue
+        tree = ast.parse(cell.source)
+        hidden_from = cell.source.find("### BEGIN HIDDEN TESTS")
+        hidden_line = cell.source[:hidden_from].count("\n") + 1 if hidden_from >= 0 else None
+        definitions = [
+            node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))
+        ]
+        prelude = "\n".join(ast.get_source_segment(cell.source, node) for node in definitions)
+        conditions = {}  # a call in a top-level if's body: its test; in its else branch: the test negated
+        for node in (n for n in tree.body if isinstance(n, ast.If)):
+            test = ast.get_source_segment(cell.source, node.test)
+            for branch, condition in ((node.body, test), (node.orelse, f"not ({test})")):
+                conditions |= {id(inner): condition for statement in branch for inner in ast.walk(statement)}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
+                continue
+            given = specs_module.arguments(node, assert_speedup)
+            found.append(
+                SpeedCheck(
+                    grade_id=specs_module.nbgrader_of(cell)["grade_id"],
+                    exercise=specs_module.literal(given["exercise"]),
+                    candidate=ast.get_source_segment(cell.source, given["candidate"]),
+                    baseline=ast.get_source_segment(cell.source, given["baseline"]),
+                    make_inputs=ast.get_source_segment(cell.source, given["make_inputs"]),
+                    prelude=prelude,
+                    hidden=hidden_line is not None and node.lineno > hidden_line,
+                    rtol=specs_module.literal(given["rtol"]),
+                    atol=specs_module.literal(given["atol"]),
+                    pairs=specs_module.literal(given["pairs"]),
+                    condition=conditions.get(id(node)),
+                    calls_back=None
+                    if given["calls_back"] is None
+                    else ast.get_source_segment(cell.source, given["calls_back"]),
+                    host_syncs_at_most=specs_module.literal(given["host_syncs_at_most"]),
+                    uploads_at_most=specs_module.literal(given["uploads_at_most"]),
+                )
+            )
+    return found
+
+
+def target_of(exercise: str) -> dict:
+    """The target of ``exercise`` on this machine, as the unfixed code's worker reports it."""
+    device_class = device.device_class()
+    return {
+        "target": targets.target_for(exercise, device_class),
+        "device_class": device_class,
+        "measured": targets.is_measured(exercise, device_class),
+    }
+
+
+def timed_outside(
+    check: SpeedCheck,
+    baseline,
+    answer,
+    *,
+    pairs: int = 7,
+    target: float | None = None,
+    time_limit: float | None = None,
+) -> speed_trial.Verdict:
+    """Time ``answer`` against ``baseline`` (workers) with the course's one speed trial
+    (:func:`tfperf.grading.speed_trial.trial`), the clock in this process; waits for a CPU that other processes held
+    are read from ``/proc`` (:func:`tfperf.runtime.processes.reading`). ``target``: default, the one the baseline worker
+    reported, else this machine's."""
+    if target is None:
+        target = getattr(baseline, "ready", {}).get("target")
+    if target is None:
+        target = target_of(check.exercise)["target"]
+    return speed_trial.trial(
+        baseline,
+        answer,
+        exercise=check.exercise,
+        target=target,
+        close=check,
+        pairs=pairs,
+        time_limit=time_limit,
+        from_proc=True,
+        limits=speed_trial.CallLimits(check.host_syncs_at_most, check.uploads_at_most),
+    )
+
+
+#: A cell the judge ran is timed here too: the judge checks results only, never a clock (it would time the pipes).
+AFTER_THE_JUDGE = True
+
+
+def specs(grading, grade_id: str, source: str) -> list[SpeedCheck]:
+    """The speed checks of a test cell that the grading process times once the cell passed in the answer's
+    worker (those of the notebook's :func:`speed_checks` in that cell; none where nothing is timed outside)."""
+    return [check for check in grading.speed_checks if check.grade_id == grade_id]
+
+
+def decide(grading, check: SpeedCheck, outcome) -> None:
+    """Time ``check`` with the clock in this process: the answer's function in its exercise's worker
+    (``grading.answer``), the unfixed code in a worker that never ran learner code (``grading.clean_worker``).
+    The outcome of its test cell passes only if the speedup reaches the target, every result compared. A prints
+    check of the same cell on the same function watches every timed call too (its limit holds for each), and the
+    functions of the cell's trace checks may not trace during the timed calls (:mod:`tfperf.grading.tracing`)."""
+    from tfperf.grading import printing, tracing
+
+    answer, said = grading.answer, "Timed by the grading process, out of the notebook's reach"
+    source = grading.source(check.grade_id)
+    prints = next((p for p in printing.prints_checks(check.grade_id, source) if p.function == check.candidate), None)
+    traces = tracing.traces_checks(check.grade_id, source)
+    try:
+        baseline = grading.clean_worker(check)
+        if not baseline.ready.get("condition", True):  # decided in the unfixed code's worker, as the cell decides it
+            outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
+            return
+        before = [tracing.counted(answer, t) for t in traces]
+        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
+    except NotRunnable as problem:
+        outcome.fail(f"{said}: {problem}")
+        return
+    answer.timed_calls = 0
+    answer.watched = [] if prints is not None else None
+    try:
+        verdict = timed_outside(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
+    except NotRunnable as problem:
+        outcome.fail(f"{said}: {problem}")
+        return
+    finally:
+        watched, answer.watched = answer.watched, None
+        answer.end()
+    if prints is not None and watched:
+        if problem := printing.while_timed(answer.output, watched, prints):
+            outcome.fail(f"{said}: {problem}")
+            return
+    for check_traces, counted_before in zip(traces, before):
+        after = tracing.counted(answer, check_traces)
+        if problem := tracing.retraced(check_traces, counted_before, after, answer.timed_calls):
+            outcome.fail(f"{said}: {problem}")
+            return
+    device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
+    if verdict.problem:
+        outcome.fail(f"{said}: {verdict.problem}.")
+        return
+    if grading.record is not None:
+        _record(
+            device_class.lower(),
+            verdict,
+            grading.record,
+            timed="outside",
+            preparing_share=verdict.preparing,
+            preparing_waited=verdict.waited,
+        )
+    if not verdict.passed:
+        outcome.fail(
+            f"{said}: same results as the unfixed code, but not fast enough: {verdict.measured}; "
+            f"the target on a {device_class} is at least {verdict.target:.2f}x."
+        )
+        return
+    outcome.printed += f"{said}: {verdict.measured}; target {verdict.target:.2f}x on {device_class}.\n"

@@ -282,9 +282,9 @@ def graded_beside_the_unfixed_code(
 
 
 def grade_speed(answer: str, *, timed_here: bool, sandboxed: bool = False, test: str = SPEED_TEST) -> outside.Outcome:
-    from tfperf.autograding import recheck
+    from tfperf.grading import speed
 
-    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    check = speed.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
     speed_checks = [check] if timed_here else None
     return graded_beside_the_unfixed_code(SPEED_GIVEN, test, answer, speed_checks=speed_checks, sandboxed=sandboxed)
 
@@ -380,10 +380,11 @@ def graded_on_a_shared_core(answer: str, record: Path, monkeypatch) -> outside.O
     of the time, the unfixed code's worker (and the clock) on another core. The speed check's row goes to
     ``record``."""
     from tfperf.autograding import recheck
+    from tfperf.grading import speed
 
     cores = os.sched_getaffinity(0)
     shared, alone = sorted(cores)[:2]
-    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
+    check = speed.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "inputs", "")
     exercise = outside.Exercise(
         "answer", ("test",), (SPENDS_CPU_ON_INPUTS, "PLACEHOLDER"), 1, (SPEED_TEST,), restricted=False
     )
@@ -631,9 +632,9 @@ TRACES_TEST = (
 
 
 def grade_traced(answer: str) -> outside.Outcome:
-    from tfperf.autograding import recheck
+    from tfperf.grading import speed
 
-    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
+    check = speed.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
     return graded_beside_the_unfixed_code(TRACES_GIVEN, TRACES_TEST, answer, speed_checks=[check], timeout=120)
 
 
@@ -678,9 +679,9 @@ def test_a_function_run_as_a_graph_only_on_the_checks_inputs_fails_while_timed()
     """The checks' inputs are the same on every run (the given functions make them from fixed seeds): an answer that
     calls its graph there and its Python function on the timed calls' fresh inputs traces nothing while timed, and
     still fails, since the timed calls did not run the graph."""
-    from tfperf.autograding import recheck
+    from tfperf.grading import speed
 
-    check = recheck.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
+    check = speed.SpeedCheck("test", "01_tensors.keep_data_on_device", "square", "slow_square", "varied", "")
 
     def graded(answer: str) -> outside.Outcome:
         return graded_beside_the_unfixed_code(TRACES_GIVEN, STEP_TEST, answer, speed_checks=[check], timeout=120)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 from tfperf.autograding import recheck
-from tfperf.grading import speed_trial
+from tfperf.grading import speed, speed_trial
 
 SOURCE = REPO / "solutions" / "01_tensors" / "tensors_and_devices.ipynb"
 STUDENT = REPO / "notebooks" / "01_tensors" / "tensors_and_devices.ipynb"
@@ -23,12 +23,12 @@ def answer_cell(nb, grade_id):
 
 
 def test_finds_every_speed_check_of_the_chapters():
-    checks = recheck.speed_checks(nbformat.read(SOURCE, as_version=4))
+    checks = speed.speed_checks(nbformat.read(SOURCE, as_version=4))
     assert [c.hidden for c in checks] == [False, True]
     exercises = {
         c.exercise
         for path in REPO.glob("solutions/*/*.ipynb")
-        for c in recheck.speed_checks(nbformat.read(path, as_version=4))
+        for c in speed.speed_checks(nbformat.read(path, as_version=4))
     }
     assert {
         "01_tensors.keep_data_on_device",
@@ -39,9 +39,7 @@ def test_finds_every_speed_check_of_the_chapters():
     } <= exercises
     pairs = {
         c.exercise: c.pairs
-        for c in recheck.speed_checks(
-            nbformat.read(REPO / "solutions/04_tf_data/tf_data_pipelines.ipynb", as_version=4)
-        )
+        for c in speed.speed_checks(nbformat.read(REPO / "solutions/04_tf_data/tf_data_pipelines.ipynb", as_version=4))
     }
     assert pairs == {"04_tf_data.fast_pipeline": 5}  # the check's own pairs=5, timed out of the kernel as in it
 
@@ -74,7 +72,7 @@ def test_a_submission_without_an_answer_cell_is_not_runnable():
 
 
 def test_a_result_that_differs_is_named():
-    check = recheck.SpeedCheck("g", "e", "c", "b", "m", "")
+    check = speed.SpeedCheck("g", "e", "c", "b", "m", "")
     assert speed_trial._compare([np.ones(3)], [np.ones(3)], check) is None
     assert "differs" in speed_trial._compare([np.ones(3)], [np.zeros(3)], check)
     assert "shape" in speed_trial._compare([np.ones(3)], [np.ones(4)], check)
@@ -145,7 +143,7 @@ def test_the_command_fails_the_untouched_notebook_with_a_line_per_check():
 def test_a_reset_runs_the_cells_again_so_no_state_carries_over():
     """The unfixed code's worker is kept for the next submission; ``reset`` gives it fresh objects first."""
     cells = ["import numpy as np\ncalls = [0]\ndef counted(x):\n    calls[0] += 1\n    return x + calls[0]"]
-    check = recheck.SpeedCheck("g", "e", "counted", "counted", "lambda: (np.zeros(2),)", "")
+    check = speed.SpeedCheck("g", "e", "counted", "counted", "lambda: (np.zeros(2),)", "")
     worker = recheck.Worker(recheck._worker_argv(), cells, check, "counted", "the worker")
     try:
 
@@ -165,7 +163,7 @@ def test_a_check_under_an_if_carries_its_condition():
     """Chapter 6's mixed-precision speed is timed only where float16 matmuls pay: the ``if`` goes with the check."""
     checks = {
         c.exercise: c
-        for c in recheck.speed_checks(
+        for c in speed.speed_checks(
             nbformat.read(REPO / "solutions/06_device_ceilings/device_ceilings.ipynb", as_version=4)
         )
     }
@@ -176,7 +174,7 @@ def test_a_check_under_an_if_carries_its_condition():
         "else:\n    grading.assert_speedup(c, d, exercise='y', make_inputs=m)\n"
     )
     cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
-    found = {c.exercise: c.condition for c in recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))}
+    found = {c.exercise: c.condition for c in speed.speed_checks(nbformat.v4.new_notebook(cells=[cell]))}
     assert found == {"x": "fast()", "y": "not (fast())"}  # the else branch is timed where the test is false
 
 
@@ -190,7 +188,7 @@ def test_what_a_speed_check_leaves_out_is_assert_speedups_own_default():
         "grading.assert_speedup(a, baseline=b, exercise='y', make_inputs=m, rtol=1e-3, pairs=3, calls_back=due)\n"
     )
     cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
-    plain, given = recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))
+    plain, given = speed.speed_checks(nbformat.v4.new_notebook(cells=[cell]))
     defaults = {name: p.default for name, p in inspect.signature(assert_speedup).parameters.items()}
     assert (plain.rtol, plain.atol, plain.pairs, plain.calls_back) == (
         defaults["rtol"],
@@ -199,7 +197,7 @@ def test_what_a_speed_check_leaves_out_is_assert_speedups_own_default():
         None,
     )
     assert (given.rtol, given.atol, given.pairs, given.calls_back) == (1e-3, defaults["atol"], 3, "due")
-    assert recheck.SpeedCheck("g", "e", "c", "b", "m", "").pairs == defaults["pairs"]
+    assert speed.SpeedCheck("g", "e", "c", "b", "m", "").pairs == defaults["pairs"]
 
 
 def test_a_changed_default_of_assert_speedup_reaches_the_grading_process(monkeypatch):
@@ -210,15 +208,15 @@ def test_a_changed_default_of_assert_speedup_reaches_the_grading_process(monkeyp
     monkeypatch.setitem(inspect.unwrap(assert_speedup).__kwdefaults__, "pairs", 11)  # never restated in recheck
     cell = nbformat.v4.new_code_cell("grading.assert_speedup(a, b, exercise='x', make_inputs=m)\n")
     cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
-    assert [c.pairs for c in recheck.speed_checks(nbformat.v4.new_notebook(cells=[cell]))] == [11]
-    assert recheck.SpeedCheck("g", "e", "c", "b", "m", "").pairs == 11
+    assert [c.pairs for c in speed.speed_checks(nbformat.v4.new_notebook(cells=[cell]))] == [11]
+    assert speed.SpeedCheck("g", "e", "c", "b", "m", "").pairs == 11
 
 
 @pytest.mark.slow
 def test_the_condition_is_decided_in_the_unfixed_code_worker_before_anything_is_built():
     cells = ["import numpy as np\nbuilt = []\ndef make():\n    built.append(1)\n    return lambda x: x"]
     for condition, holds in (("len(built) == 0 and 1 > 2", False), ("len(built) == 0", True)):
-        check = recheck.SpeedCheck(
+        check = speed.SpeedCheck(
             "g",
             "06_device_ceilings.fuse_the_chain",
             "make()",
@@ -247,7 +245,7 @@ def test_a_reset_does_not_run_the_cells_again_where_the_condition_is_false(tmp_p
     cells = [f"open({str(ran)!r}, 'a').write('ran\\n')\ndef counted(x):\n    return x"]
     for condition, runs in (("1 > 2", 1), ("1 < 2", 3)):
         ran.write_text("")
-        check = recheck.SpeedCheck(
+        check = speed.SpeedCheck(
             "g", "06_device_ceilings.fuse_the_chain", "counted", "counted", "lambda: (1,)", "", condition=condition
         )
         worker = recheck.Worker(recheck._worker_argv(), cells, check, "counted", "the worker", report_target=True)
@@ -302,7 +300,7 @@ def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_s
 
 
 class _Timed:
-    """A worker for recheck_one: every call takes ``seconds`` (after the first ``fast`` calls: none) and returns
+    """A worker for speed.timed_outside: every call takes ``seconds`` (after the first ``fast`` calls: none) and returns
     its input's seed, so that results always agree."""
 
     def __init__(self, seconds: float, fast: int = 0):
@@ -366,14 +364,14 @@ def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sam
         first = len(verdict.ratios) - verdict.second_look
         return 4 <= first <= 7 and verdict.second_look == 2 * first
 
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    stalled = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    stalled = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
     assert stalled.passed and second_look_doubled(stalled), stalled
     assert f"{stalled.second_look} of them taken again" in stalled.line()
-    hidden = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
+    hidden = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
     assert not hidden.passed and "worked while its inputs were made" in hidden.problem, hidden
     assert second_look_doubled(hidden), hidden
-    honest = recheck.recheck_one(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=0), pairs=7, target=2.0)
+    honest = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=0), pairs=7, target=2.0)
     assert honest.passed and honest.second_look == 0 and 4 <= len(honest.ratios) <= 7, honest
 
 
@@ -381,10 +379,10 @@ def test_pairs_settled_early_still_compare_as_many_results():
     """10 ms against 1 ms settles after 4 of 7 pairs (10x leaves room for a sleep overslept under load); the answer's 3
     samples left are still run and a call of each compared. Right for its first 7 runs (2 untimed, 1 for the sample
     size, 4 timed samples), it is caught on the 8th."""
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    honest = recheck.recheck_one(check, _Timed(0.010), _WrongLater(0.001, right=10**6), pairs=7, target=2.0)
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    honest = speed.timed_outside(check, _Timed(0.010), _WrongLater(0.001, right=10**6), pairs=7, target=2.0)
     assert honest.passed and len(honest.ratios) == 4
-    wrong_later = recheck.recheck_one(check, _Timed(0.010), _WrongLater(0.001, right=7), pairs=7, target=2.0)
+    wrong_later = speed.timed_outside(check, _Timed(0.010), _WrongLater(0.001, right=7), pairs=7, target=2.0)
     assert not wrong_later.passed and "differs" in wrong_later.problem and len(wrong_later.ratios) == 4
 
 
@@ -402,9 +400,9 @@ def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to
             self.runs += do == "run"
             return super().ask(do=do, seeds=seeds, count=count, index=index)
 
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     baseline = Counted(0.004)
-    verdict = recheck.recheck_one(check, baseline, _Timed(0.001), pairs=7, target=2.0)
+    verdict = speed.timed_outside(check, baseline, _Timed(0.001), pairs=7, target=2.0)
     assert verdict.passed and verdict.problem is None, verdict
     assert baseline.runs in (2 + verdict.planned, 3 + verdict.planned), (baseline.runs, verdict)
 
@@ -428,10 +426,10 @@ class _QuietLater(_Timed):
 def test_every_compared_call_calls_back_as_due():
     """The calls of a function among the inputs are compared with those due, the unfixed code's worker says, on the
     same inputs: an answer that stops calling back once timed fails at the first timed pair, saying so."""
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    honest = recheck.recheck_one(check, _Timed(0.010), _QuietLater(0.001, right=10**6), pairs=7, target=2.0)
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    honest = speed.timed_outside(check, _Timed(0.010), _QuietLater(0.001, right=10**6), pairs=7, target=2.0)
     assert honest.passed, honest
-    quiet = recheck.recheck_one(check, _Timed(0.010), _QuietLater(0.001, right=2), pairs=7, target=2.0)
+    quiet = speed.timed_outside(check, _Timed(0.010), _QuietLater(0.001, right=2), pairs=7, target=2.0)
     assert not quiet.passed and len(quiet.ratios) == 0, quiet
     assert quiet.problem == "in a timed call, it called the function it was passed 0 times; 1 call was due"
 
@@ -440,13 +438,13 @@ def test_a_speed_check_that_runs_past_its_time_limit_fails_saying_so():
     """The kernel's check ran inside its test cell's time limit; timed from the grading process, the whole timing has
     that limit too: 7 pairs of 0.1 s samples of the answer stop after 0.5 s, and the check fails saying so. (With
     0.05 s samples, the limit raced the verdict settled after 4 pairs, about 0.5 s in: under load, it lost once.)"""
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     started = time.monotonic()
-    verdict = recheck.recheck_one(check, _Timed(0.001), _Timed(0.1), pairs=7, target=2.0, time_limit=0.5)
+    verdict = speed.timed_outside(check, _Timed(0.001), _Timed(0.1), pairs=7, target=2.0, time_limit=0.5)
     assert time.monotonic() - started < 1.5
     assert verdict.problem and "ran past its time limit (0.5 s)" in verdict.problem and not verdict.passed
     assert 1 <= len(verdict.ratios) < 7
-    honest = recheck.recheck_one(check, _Timed(0.010), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
+    honest = speed.timed_outside(check, _Timed(0.010), _Timed(0.001), pairs=7, target=2.0, time_limit=60.0)
     # idle, settled after 4 of 7 pairs (4 above 2x); under load a pair can fall under 2x (4 ms against 1 ms: 1.44x
     # beside the class grading tests once; now 10 ms against 1 ms) and the verdict settles later
     assert honest.problem is None and honest.passed and 4 <= len(honest.ratios) <= 7, honest
@@ -463,8 +461,8 @@ def test_the_grading_process_stops_the_pairs_once_the_verdict_is_settled(answer_
     below its square root: settled after 4 of 7 pairs. Against 1.8 ms, 2.2x, between the square root of 3x and 3x:
     all 7 pairs, then a closer look of up to 14 more, settled below 3x once 11 of the 21 are (after 4 more, idle;
     a pair timed under load may take more)."""
-    check = recheck.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    verdict = recheck.recheck_one(check, _Timed(0.004), _Timed(answer_seconds), pairs=7, target=target)
+    check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
+    verdict = speed.timed_outside(check, _Timed(0.004), _Timed(answer_seconds), pairs=7, target=target)
     assert verdict.passed is passed and verdict.problem is None
     assert fewest <= len(verdict.ratios) <= most, verdict
 
@@ -475,7 +473,7 @@ def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_pa
     check of another function gets its own."""
     from tfperf.autograding import outside
 
-    visible, hidden = recheck.speed_checks(nbformat.read(SOURCE, as_version=4))
+    visible, hidden = speed.speed_checks(nbformat.read(SOURCE, as_version=4))
     assert (visible.make_inputs, visible.hidden) != (hidden.make_inputs, hidden.hidden)
     assert outside.worker_identity(visible) == outside.worker_identity(hidden)
 
@@ -486,9 +484,9 @@ def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_pa
     given = {"nbgrader": {"grade_id": "given", "locked": True, "solution": False, "grade": False}}
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell, metadata=given)]), source)
     source_nb = nbformat.read(source, as_version=4)
-    first = recheck.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.zeros(2),)", "", pairs=5)
-    second = recheck.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.ones(2),)", "", hidden=True, atol=0.1)
-    third = recheck.SpeedCheck("g", EXERCISE, "counted", "other", "lambda: (np.zeros(2),)", "")
+    first = speed.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.zeros(2),)", "", pairs=5)
+    second = speed.SpeedCheck("g", EXERCISE, "counted", "counted", "lambda: (np.ones(2),)", "", hidden=True, atol=0.1)
+    third = speed.SpeedCheck("g", EXERCISE, "counted", "other", "lambda: (np.zeros(2),)", "")
     workers = outside.Baselines()
     try:
         worker = workers.worker(source, source_nb, first)
