@@ -1,7 +1,9 @@
 """nbgrader's side of grading (for instructors): where and how submissions are executed and screened.
 
 - ``sandbox``: ``python -m tfperf.autograding.sandbox install | check``: the kernel nbgrader grades in,
-  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits).
+  sandboxed with bubblewrap (read-only system and course, no network, CPU and memory limits); and what a
+  worker's answer may open once it runs (Linux Landlock): not its own memory or the rest of ``/proc`` beyond
+  what TensorFlow reads.
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
 - ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
   its result sent back as data; the check's functions called back; the counters run over those calls.
@@ -13,8 +15,6 @@
   them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
   test cell asks of it, what the answer's worker reads for it and the grading process's decision.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
-- ``landlock``: what a worker's process may open once its cells start (Linux Landlock): not its own memory or
-  the rest of ``/proc`` beyond what TensorFlow reads.
 - ``restricted``: how a worker runs an answer cell: compiled by RestrictedPython under the course's policy,
   with guarded attribute reads, writes, imports and builtins.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the

@@ -33,7 +33,7 @@ source as RestrictedPython rewrote it, so a ``tf.function`` body runs with the s
 The static screen (:mod:`tfperf.autograding.screen`) still runs first: it says, with line numbers, what an honest
 answer has no use for; these guards hold whatever the screen did not see. They are a line of defence inside the
 process that runs the answer, not a boundary of memory: what the process may open (``/proc/self/mem``, its own
-descriptors by path) is the sandbox's business (:mod:`tfperf.autograding.landlock`).
+descriptors by path) is the sandbox's business (:func:`tfperf.autograding.sandbox.confine_thread`).
 """
 
 from __future__ import annotations

@@ -43,10 +43,10 @@ def _run_cell(source: str, name: str, namespace: dict, *, answer: dict | None = 
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)  # AutoGraph reads it
     try:
         if answer is not None:
-            from tfperf.autograding import landlock
+            from tfperf.autograding import sandbox
             from tfperf.autograding.restricted import run_answer
 
-            landlock.confine()  # this thread, and what it starts from now on: see tfperf.autograding.landlock
+            sandbox.confine_thread()  # this thread, and what it starts from now on: see sandbox's Landlock section
             run_answer(source, name, namespace, **answer)
         else:
             exec(compile(source, name, "exec"), namespace)

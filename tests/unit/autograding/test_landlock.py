@@ -1,24 +1,24 @@
-"""A worker's thread confined by Landlock (tfperf.autograding.landlock): run in a child process of its own."""
+"""A worker's thread confined by Landlock (tfperf.autograding.sandbox.confine_thread): run in a child process of its own."""
 
 import subprocess
 import sys
 
 import pytest
 
-from tfperf.autograding import landlock
+from tfperf.autograding import sandbox
 
 try:
-    landlock.abi_version()
+    sandbox.landlock_abi()
     AVAILABLE = True
-except landlock.LandlockUnavailable:
+except sandbox.LandlockUnavailable:
     AVAILABLE = False
 
 PROBE = """
 import os, threading
 from pathlib import Path
-from tfperf.autograding import landlock
+from tfperf.autograding import sandbox
 r, w = os.pipe()
-assert landlock.confine()
+assert sandbox.confine_thread()
 
 def opens(path, mode="rb"):
     try:
@@ -63,7 +63,7 @@ def test_a_confined_thread_reads_no_memory_of_its_process_and_what_it_needs_stil
 
 def test_without_landlock_confine_says_so(monkeypatch):
     def unavailable():
-        raise landlock.LandlockUnavailable(38, "no Landlock")
+        raise sandbox.LandlockUnavailable(38, "no Landlock")
 
-    monkeypatch.setattr(landlock, "abi_version", unavailable)
-    assert landlock.confine() is False
+    monkeypatch.setattr(sandbox, "landlock_abi", unavailable)
+    assert sandbox.confine_thread() is False
