@@ -339,7 +339,6 @@ def check_verdict(result: subprocess.CompletedProcess) -> tuple[bool, str]:
 
 # ---------------------------------------------------------------- what the answer's thread may open: Landlock
 #
-#
 # An answer that got past the restriction it runs under (:mod:`tfperf.autograding.restricted`) could still open files
 # by path through the libraries it may use (``pathlib``, NumPy's and TensorFlow's file functions), and one path of its
 # own process reaches everything in it: ``/proc/self/mem`` (its memory: the report key, every check's code). So just
