@@ -5,20 +5,20 @@
   worker's answer may open once it runs (Linux Landlock): not its own memory or the rest of ``/proc`` beyond
   what TensorFlow reads.
 - ``cells``: which cell of a notebook is what (answers, tests, exercises) and what a fresh process runs of it.
-- ``judged_calls``: a worker's side of the judge's calls: the answer's function called on the judge's arguments,
-  its result sent back as data; the check's functions called back; the counters run over those calls.
-- ``recheck``: the workers of the speed checks timed out of the kernel (the unfixed code's process; a worker's side
-  of a timed sample, the answer's too); and ``python -m tfperf recheck SUBMISSION``, a submission's speed checks
-  timed again (the unfixed code, the answer (sandboxed) and the clock in three processes).
 - ``check_kinds``: the kinds of check the grading process decides itself, one module each, in one table (prints:
-  ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``tfperf.grading.speed``), and what a worker reads for
-  them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
+  ``tfperf.grading.printing``; bytes: ``tfperf.grading.traffic``; speed: ``tfperf.grading.speed``), and what a
+  worker reads for them on request (the traces of ``tfperf.grading.tracing`` too). Each kind's module holds its assertion, what a
   test cell asks of it, what the answer's worker reads for it and the grading process's decision.
 - ``screen``: the static screen of answer cells: code that has no place in an answer.
 - ``restricted``: how a worker runs an answer cell: compiled by RestrictedPython under the course's policy,
   with guarded attribute reads, writes, imports and builtins.
 - ``worker``: ``python -m tfperf.autograding.worker``: the sandboxed process that runs one exercise (the
-  instructor's cells, the answer (restricted), the test cells) and reports each test cell's outcome.
+  instructor's cells, the answer (restricted), the test cells) and reports each test cell's outcome; then answers
+  the judge's calls as data (the check's functions called back in the judge, the counters run over the calls) and
+  the timed samples of the speed checks (the unfixed code's worker serves its samples the same way).
+- ``recheck``: the unfixed code's worker of the speed checks timed out of the kernel; and ``python -m tfperf
+  recheck SUBMISSION``, a submission's speed checks timed again (the unfixed code, the answer (sandboxed) and the
+  clock in three processes).
 - ``judge``: ``python -m tfperf.autograding.judge``: the process that runs an exercise's test cells where no
   learner code ever ran, the answer's functions called in the worker; which test cells it runs.
 - ``forkserver``: ``ForkServer``: one sandboxed process that imported TensorFlow and the course once, and forks

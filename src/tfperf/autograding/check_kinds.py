@@ -15,7 +15,7 @@ out of the notebook's reach (:func:`tfperf.autograding.outside.grade_exercise`, 
   a verdict of theirs); a failure goes into ``outcome.error``, what was measured into ``outcome.printed``;
 - where the answer's worker reads something for it: ``read(request, namespace) -> dict``, named in :data:`PROBES`
   (served by :func:`tfperf.autograding.worker.serve_outside_checks` and in the judge's calls,
-  :func:`tfperf.autograding.judged_calls.answer_call`).
+  :func:`tfperf.autograding.worker.answer_call`).
 
 Adding a kind is that module and its line here. The checks that the judge runs whole (a test cell whose calls of the
 answer are all made from the judge, :mod:`tfperf.autograding.judge`) need no kind: the judge's process runs the

@@ -50,7 +50,7 @@ PRELOADED = (
     "matplotlib.pyplot",
     "tfperf.grading",
     "tfperf.autograding.worker",
-    "tfperf.autograding.recheck",
+    "tfperf.autograding.sandbox",  # the answer's thread confined (Landlock) before it runs
     "tfperf.autograding.check_kinds",  # the readings a worker serves (PROBES), and the kinds they serve
     "tfperf.measure.timing",
     "tfperf.lesson",

@@ -6,7 +6,7 @@ grading process) runs the instructor's cells before the answer (no answer at all
 reference), then the instructor's test cells, with every name the answer defines bound to a :class:`tfperf.grading.remote.Remote`: a call of it goes, through the grading process, to the subject,
 which calls the answer's function on the arguments the judge chose and sends back what it returned as data
 (:func:`tfperf.grading.remote.pack`: JSON and ``.npy`` arrays, never pickles; the worker's side:
-:mod:`tfperf.autograding.judged_calls`). Everything the check then decides (the expected values, the
+:mod:`tfperf.autograding.worker`). Everything the check then decides (the expected values, the
 comparison, the verdict) is computed in the judge; the subject only answers.
 
 What the judge learns besides a call's result comes from outside the subject: the lines a call printed are read by

@@ -616,7 +616,7 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
         send(subject.process.stdin, request, arrays)
     except OSError:
         raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-    # The worker started and ran its cells already (and imported judged_calls before its first request), but the
+    # The worker started and ran its cells already (and imported what answers the judge's calls before its first request), but the
     # answer's first call may trace it, convert it with AutoGraph through the restriction's guards and compile it: a
     # margin of its own, at most the start's grace and no more than a cell's limit (so an endless first call at a
     # short limit is stopped in twice that limit, not a minute later)

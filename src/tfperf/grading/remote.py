@@ -179,7 +179,7 @@ class Remote:
     @contextlib.contextmanager
     def counted(self, kinds: tuple[str, ...], names: tuple[str, ...] = ()):
         """Count ``kinds`` (of :data:`COUNTED`) in the subject over the block's calls: the dict yielded is filled,
-        when the block ends, with what :func:`tfperf.autograding.judged_calls.counting_stopped` read (``names``: the answer's functions whose traces
+        when the block ends, with what :func:`tfperf.autograding.worker.counting_stopped` read (``names``: the answer's functions whose traces
         are read)."""
         self.probe("count_start", kinds=list(kinds))
         seen: dict = {}
@@ -190,7 +190,7 @@ class Remote:
 
 
 class SeenSyncs:
-    """The host reads and uploads the subject counted (:func:`tfperf.autograding.judged_calls.counting_stopped`), as the checks read a
+    """The host reads and uploads the subject counted (:func:`tfperf.autograding.worker.counting_stopped`), as the checks read a
     :class:`tfperf.measure.host_syncs.HostSyncs`."""
 
     def __init__(self, seen: dict):

@@ -505,7 +505,7 @@ class CallLimits:
 
 class LocalSide:
     """One side of a trial run in this process: ``function`` on inputs from ``draws`` (:class:`Samples`), answering
-    what a worker answers (:func:`tfperf.autograding.recheck.serve_samples`). The functions among a call's inputs
+    what a worker answers (:func:`tfperf.autograding.worker.serve_samples`). The functions among a call's inputs
     are replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
     ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's; ``quiet()``, where
     given, a context the calls run in. An exception from ``function`` becomes a :class:`GradingFailure` naming

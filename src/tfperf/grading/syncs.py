@@ -128,7 +128,7 @@ def assert_host_syncs_at_most(
     ``s`` before training ran more than one block of ``reports_every`` steps past it (by step
     ``s + reports_every + 1``). A loop that queues the next block before it reads the last one passes; a loop that
     holds its reports back to the end does not. In the judge the steps are counted in the answer's process as each
-    report is made (:func:`tfperf.autograding.judged_calls.callback_stub`).
+    report is made (:func:`tfperf.autograding.worker.callback_stub`).
 
     Returns what ``fn`` returned. See :mod:`tfperf.measure.host_syncs` for what counts as a read.
     """
@@ -165,7 +165,7 @@ def assert_uploads_at_most(
 
 
 class HostSyncsCounted:
-    """In the subject (:func:`tfperf.autograding.judged_calls.counting_started`): the host reads and uploads of every
+    """In the subject (:func:`tfperf.autograding.worker.counting_started`): the host reads and uploads of every
     call until the judge stops counting, by the course's counter, installed by the worker out of the restricted
     answer's reach; the judge reads them as a :class:`tfperf.grading.remote.SeenSyncs`."""
 

@@ -262,7 +262,7 @@ def retraced(check: TracesCheck, before: Any, after: Any, calls: int) -> str | N
 
 
 class TracesCounted:
-    """In the subject (:func:`tfperf.autograding.judged_calls.counting_started`): the traces of every call until the
+    """In the subject (:func:`tfperf.autograding.worker.counting_started`): the traces of every call until the
     judge stops counting, and the runs of each traced graph, by the course's counters (installed by the worker, out of
     the restricted answer's reach). :meth:`seen` reads them for the answer's functions ``names``: each one's traces,
     its graphs' runs, TensorFlow's own trace count and its graphs' Python nodes, where it is a ``tf.function`` of

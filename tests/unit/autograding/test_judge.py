@@ -309,7 +309,7 @@ def test_a_tensor_the_answer_passes_to_a_checks_function_is_counted_as_its_read(
     tensor, even one the check's function then refuses, is a sync every step); numbers cost none."""
     import tensorflow as tf
 
-    from tfperf.autograding import judged_calls
+    from tfperf.autograding import worker
     from tfperf.grading.remote import pack
     from tfperf.measure import host_syncs
 
@@ -319,7 +319,7 @@ def test_a_tensor_the_answer_passes_to_a_checks_function_is_counted_as_its_read(
         sent.append(message)
         return {"called_back": pack(None)[0]}, []
 
-    stub = judged_calls.callback_stub(0, ask)
+    stub = worker.callback_stub(0, ask)
     with host_syncs.counting() as syncs:
         stub(3, tf.constant(0.5))
         stub(step=4, loss=tf.constant(0.25))

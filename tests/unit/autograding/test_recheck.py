@@ -506,7 +506,7 @@ def test_checks_that_time_the_same_function_share_one_unfixed_code_worker(tmp_pa
 def test_a_timed_samples_functions_are_the_judges_stubs_and_their_calls_are_recorded():
     """The function among a sample's inputs reaches the function timed as the one a judged call passes does (an
     answer cannot tell a timed call by it); its calls are sent on request, or those ``due`` from them."""
-    from tfperf.autograding import judged_calls, recheck
+    from tfperf.autograding import worker
 
     def timed(report, steps):
         for step in range(steps):
@@ -521,12 +521,12 @@ def test_a_timed_samples_functions_are_the_judges_stubs_and_their_calls_are_reco
     replies = []
     make_inputs = lambda: (lambda step, loss: None, 3)  # noqa: E731
     due = lambda calls, report, steps: calls[-1:]  # noqa: E731
-    ended = recheck.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs, due)
+    ended = worker.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs, due)
     assert ended == {"do": "end"}
-    stub = repr(judged_calls.callback_stub(0, None)).split(" at ")[0]
+    stub = repr(worker.callback_stub(0, None)).split(" at ")[0]
     assert replies[2][1][0] == np.array(stub)
     assert replies[3] == ({"ok": True, "calls": [[2.0, 1.0]]},) == replies[4]
     replies.clear()
     requests = iter([{"do": "prepare", "seeds": [1]}, {"do": "run"}, {"do": "calls_back", "index": 0}, {"do": "end"}])
-    recheck.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs)
+    worker.serve_samples(lambda: next(requests), lambda *r: replies.append(r), timed, make_inputs)
     assert replies[2] == ({"ok": True, "calls": [[0.0, 0.0], [1.0, 0.5], [2.0, 1.0]]},)
