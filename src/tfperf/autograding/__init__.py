@@ -33,4 +33,12 @@
   from the grading process against the unfixed code's own worker, its prints checks watched and its bytes
   checks decided from there too; the kernel's outcome of a test cell counts for nothing.
 - ``formgrader``: the instructor's Jupyter server extension: Formgrader's folder links open in JupyterLab.
+
+The path of a grade, for an instructor reading why a test cell scored what it did: ``nbgrader autograde`` runs the
+steps ``autograde/nbgrader_config.py`` lists; ``outside.GradeOutsideKernel`` grades each written exercise
+(``outside.grade_exercise``): the *subject* (``worker``, forked by ``forkserver``, confined by ``sandbox``, the
+answer run by ``restricted``) runs the answer and only answers; the *judge* (``judge``) runs the test cells it can,
+calling the answer's functions in the subject; what is left is decided in the grading process, kind by kind
+(``check_kinds``: one module each in ``tfperf.grading``, the speed checks timed by ``tfperf.grading.speed`` with the
+one trial, ``tfperf.grading.speed_trial``, against the unfixed code's worker of ``recheck``).
 """
