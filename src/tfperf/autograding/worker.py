@@ -8,8 +8,9 @@ the grading process reads what this process holds then, for the memory checks), 
 the grading process then sends (``sync``). Then it serves what the grading process asks from outside: the judge's
 calls (:mod:`tfperf.autograding.judge`: the answer's function called on the judge's arguments, its result sent back
 as data; the functions the check passed, called back in the judge; the library's counters run over those calls), the
-readings of the check kinds, and the speed checks that the grading process times (:mod:`tfperf.autograding.recheck`:
-the answer's function called on inputs made from the seeds it is sent, the clock read over there). It imports only
+readings of the check kinds, and the speed checks that the grading process times (:func:`serve_samples`: the answer's
+function called on inputs made from the seeds it is sent, the clock read over there; the unfixed code's worker,
+:mod:`tfperf.autograding.recheck`, serves its samples the same way). It imports only
 what it needs to talk: nbgrader stays out of it.
 """
 
@@ -117,7 +118,7 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
     sent as data (:func:`answer_call`); each other request's expressions are evaluated in the
     exercise's namespace: a name of :data:`tfperf.autograding.check_kinds.PROBES` (``prints``: a function called once,
     its output read by the grading process; ``bytes``, ``traces``) replies with that reading; ``speed`` serves a
-    function's samples (:mod:`tfperf.autograding.recheck`)."""
+    function's samples (:func:`serve_samples`)."""
     from tfperf.autograding.check_kinds import PROBES
 
     while True:

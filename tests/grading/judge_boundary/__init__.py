@@ -657,10 +657,11 @@ IN_THE_ROUND_TRIP = frozenset(
 from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_counter_attacked import REPORTS_COUNTER_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_on_time_attacked import REPORTS_ON_TIME_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.reports_provenance_attacked import REPORTS_PROVENANCE_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.row_scores_attacked import ROW_SCORES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTACKED  # noqa: E402
 
 CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED
-CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED
+CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED
 CASES["01_tensors"] += ROW_SCORES_ATTACKED

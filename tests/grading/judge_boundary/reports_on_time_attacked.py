@@ -153,6 +153,22 @@ REPORTS_ON_TIME_ATTACKED: list[Submission] = [
         {"train_tests": 0, "train_speed_tests": 0},
         gap="train_step's runs are counted, not which weights they train: a loop that trains with steps of its own and then paces its reports with train_step on a copy passes the reports check",
     ),
+    # honest: each block's loss handed to the report as the tensor the block returned, unread: while grading, the subject reads it when the report is made, counted as the answer's read. Speed: in a graph, one read per block, full points on a CPU.
+    Submission(
+        "rt_honest_report_handed_the_tensor",
+        {
+            "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(xs.shape[0])\n    for start in range(0, steps, every):\n        end = min(start + every, steps)\n        report(end - 1, gpu_sync.train_steps(w, xs[start:end], ys[start:end]))  # the report reads the tensor\n    return w.read_value()\n"
+        },
+        {},
+    ),
+    # honest: two blocks' losses read in one read once the second ran (tf.stack, .numpy()), then both reported: the first a block late, which the rule allows; an odd last block read alone. Fewer reads than reports. Speed: in a graph, full points on a CPU.
+    Submission(
+        "rt_honest_two_blocks_one_read",
+        {
+            "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(xs.shape[0])\n    pending = []\n    for start in range(0, steps, every):\n        end = min(start + every, steps)\n        pending.append((end - 1, gpu_sync.train_steps(w, xs[start:end], ys[start:end])))\n        if len(pending) == 2 or end == steps:\n            values = tf.stack([loss for _, loss in pending]).numpy()  # two blocks, one read\n            for (step, _), value in zip(pending, values):\n                report(step, float(value))\n            pending = []\n    return w.read_value()\n"
+        },
+        {},
+    ),
     # honest: each block runs in one tf.function call; the answer queues block k+1 before it reads block k's loss, so the device never waits for the host. At the report of step s, s + every + 1 steps have run at most: exactly the one block the rule allows (the last block is reported after the loop, which is its own block). Speed: the steps between two reads run inside a graph, full points on a CPU.
     Submission(
         "rt_honest_pipelined_blocks",
