@@ -26,7 +26,7 @@ kind (:mod:`tfperf.grading.speed`: the assertion, its spec, :func:`tfperf.gradin
 :class:`Worker` for the unfixed code and the exercise's worker for the answer, with the one speed trial that the
 kernel's visible check runs too (:func:`tfperf.grading.speed_trial.trial`).
 
-**A worker's side** (:func:`serve_samples`, :func:`seeded`): inputs made from seeds, samples run, results returned,
+**A worker's side** (:func:`tfperf.autograding.worker.serve_samples`, :func:`~tfperf.autograding.worker.seeded`): inputs made from seeds, samples run, results returned,
 each on request; the calls of the functions among a sample's inputs, as data. The process that asks holds the clock:
 it reads it around each ``run`` request. A worker makes the inputs of a sample (``prepare``) before it is timed, runs
 the function on each, or on the first ``count`` (``run``: every result made concrete and the device waited for,
@@ -35,8 +35,8 @@ inside the request), and sends a result back as ``.npy`` arrays when asked (``re
 function among the inputs (a report function) reaches the function timed as the one a judged call passes does
 (:func:`tfperf.autograding.worker.callback_stub`), and its calls are recorded in the worker (a tensor argument
 read inside the clock, as the judge's stub reads it): ``calls_back`` sends those of a sample's call as numbers (with
-``due``, the unfixed code's worker sends the calls due from the answer instead). Served by this module's workers and
-by the exercise workers of :mod:`tfperf.autograding.worker`.
+``due``, the unfixed code's worker sends the calls due from the answer instead). Served alike by this module's
+workers (the unfixed code) and by the exercise workers (the answer).
 """
 
 from __future__ import annotations
