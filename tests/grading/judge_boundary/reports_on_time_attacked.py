@@ -153,13 +153,13 @@ REPORTS_ON_TIME_ATTACKED: list[Submission] = [
         {"train_tests": 0, "train_speed_tests": 0},
         gap="train_step's runs are counted, not which weights they train: a loop that trains with steps of its own and then paces its reports with train_step on a copy passes the reports check",
     ),
-    # honest: each block's loss handed to the report as the tensor the block returned, unread: while grading, the subject reads it when the report is made, counted as the answer's read. Speed: in a graph, one read per block, full points on a CPU.
+    # plausible: each block's loss handed to the report as the tensor the block returned, unread. The exercise asks for the loss "as a Python or NumPy number": the reports check refuses it, "a number read from the loss tensor (with float() or .numpy())" expected (0). Speed: the calls compared in the speed cell are read as numbers; in a graph, one read per block, full points on a CPU.
     Submission(
-        "rt_honest_report_handed_the_tensor",
+        "rt_report_handed_the_tensor",
         {
             "train": "def train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(xs.shape[0])\n    for start in range(0, steps, every):\n        end = min(start + every, steps)\n        report(end - 1, gpu_sync.train_steps(w, xs[start:end], ys[start:end]))  # the report reads the tensor\n    return w.read_value()\n"
         },
-        {},
+        {"train_tests": 0},
     ),
     # honest: two blocks' losses read in one read once the second ran (tf.stack, .numpy()), then both reported: the first a block late, which the rule allows; an odd last block read alone. Fewer reads than reports. Speed: in a graph, full points on a CPU.
     Submission(
