@@ -426,8 +426,8 @@ def _worker_main() -> None:
 
 
 if __name__ == "__main__":
-    # Served by the module imported under its own name, not by this ``__main__`` copy: the speed checks' samples
-    # (tfperf.autograding.recheck) import it, and the judge's calls and theirs share its counters (``_COUNTING``).
+    # Served by the module imported under its own name, not by this ``__main__`` copy: whatever imports it by name
+    # (tfperf.autograding.recheck does) then reaches the same counters (``_COUNTING``) and the same functions.
     from tfperf.autograding import worker
 
     worker._worker_main()

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard, speed_trial, targets
-from tfperf.grading import specs as specs_module
 from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.grading.messages import NotRunnable
 from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
+from tfperf.grading.specs import arguments, default, is_test, literal, nbgrader_of
 from tfperf.measure import op_counts, timing, traces
 from tfperf.runtime import device, logs
 
@@ -362,7 +362,7 @@ class SpeedCheck:
 
 
 def _default(name: str) -> object:
-    return specs_module.default(assert_speedup, name)
+    return default(assert_speedup, name)
 
 
 def speed_checks(source_nb) -> list[SpeedCheck]:
@@ -370,7 +370,7 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
     ``assert_speedup``'s own)."""
     found = []
     for cell in source_nb.cells:
-        if not specs_module.is_test(cell):
+        if not is_test(cell):
             continue
         tree = ast.parse(cell.source)
         hidden_from = cell.source.find("### BEGIN HIDDEN TESTS")
@@ -387,25 +387,25 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "assert_speedup"):
                 continue
-            given = specs_module.arguments(node, assert_speedup)
+            given = arguments(node, assert_speedup)
             found.append(
                 SpeedCheck(
-                    grade_id=specs_module.nbgrader_of(cell)["grade_id"],
-                    exercise=specs_module.literal(given["exercise"]),
+                    grade_id=nbgrader_of(cell)["grade_id"],
+                    exercise=literal(given["exercise"]),
                     candidate=ast.get_source_segment(cell.source, given["candidate"]),
                     baseline=ast.get_source_segment(cell.source, given["baseline"]),
                     make_inputs=ast.get_source_segment(cell.source, given["make_inputs"]),
                     prelude=prelude,
                     hidden=hidden_line is not None and node.lineno > hidden_line,
-                    rtol=specs_module.literal(given["rtol"]),
-                    atol=specs_module.literal(given["atol"]),
-                    pairs=specs_module.literal(given["pairs"]),
+                    rtol=literal(given["rtol"]),
+                    atol=literal(given["atol"]),
+                    pairs=literal(given["pairs"]),
                     condition=conditions.get(id(node)),
                     calls_back=None
                     if given["calls_back"] is None
                     else ast.get_source_segment(cell.source, given["calls_back"]),
-                    host_syncs_at_most=specs_module.literal(given["host_syncs_at_most"]),
-                    uploads_at_most=specs_module.literal(given["uploads_at_most"]),
+                    host_syncs_at_most=literal(given["host_syncs_at_most"]),
+                    uploads_at_most=literal(given["uploads_at_most"]),
                 )
             )
     return found
