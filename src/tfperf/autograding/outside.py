@@ -608,7 +608,7 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     if probe == "memory":  # read here, from outside the subject: nothing is asked of it
         return subject.memory(reset=bool(message.get("reset"))), []
     request = {"do": "call", "function": str(message.get("call")), "args": message.get("args"), "probe": probe}
-    request |= {k: message[k] for k in ("kinds", "names") if k in message}
+    request |= {k: message[k] for k in ("kinds", "names", "marks") if k in message}
     token = subject.output.token() if probe is None and subject.output is not None else None
     if token is not None:
         request["witness"] = token

@@ -209,7 +209,8 @@ def answer_call(
 
     probe = request.get("probe")
     if probe == "count_start":
-        return counting_started(tuple(request.get("kinds") or ())), []
+        marks = request.get("marks")
+        return counting_started(tuple(request.get("kinds") or ()), None if marks is None else int(marks)), []
     if probe == "count_stop":
         return counting_stopped(tuple(str(n) for n in request.get("names") or ()), namespace), []
     name = str(request.get("function"))
@@ -269,13 +270,18 @@ def keep_counters_installed() -> None:
 _COUNTING: dict = {}
 
 
-def counting_started(kinds: tuple) -> dict:
+def counting_started(kinds: tuple, marks: int | None = None) -> dict:
     """Start counting ``kinds`` (of :data:`tfperf.grading.remote.COUNTED`) in this thread, over every call until
-    :func:`counting_stopped`: the library's counters, installed by the worker, out of the restricted answer's reach."""
+    :func:`counting_stopped`: the library's counters, installed by the worker, out of the restricted answer's reach;
+    with ``marks``, chapter 5's training steps marked meanwhile (:func:`tfperf.experiments.gpu_sync.marked`)."""
     if "stack" in _COUNTING:
         _COUNTING.pop("stack").close()
     stack = contextlib.ExitStack()
     made = {kind: counter(stack) for kind, counter in counters().items() if kind in kinds}
+    if marks is not None:
+        from tfperf.experiments import gpu_sync
+
+        stack.enter_context(gpu_sync.marked(marks))
     _COUNTING.update(stack=stack, counters=made)
     return {"counting": sorted(made)}
 

@@ -58,26 +58,41 @@ def held_per_epoch(fn: Callable, args: Sequence) -> list[float]:
 
 
 _compiled: dict[str, Callable] = {}
+#: How many counted runs of :func:`train_step` a mark covers (:func:`marked`); later runs keep the last one.
+MARKED_RUNS = 1024
+#: The largest change of the step size a mark makes (:func:`marked`): each run's step is scaled by ``1 + e``,
+#: ``|e|`` up to this.
+MARK_SIZE = 0.5
 
 
-def train_step(w, x, y):
-    """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor). Each run also
-    adds one to a counter of this process's steps (:func:`steps_run`), eagerly or inside a graph that calls it."""
+def _state() -> dict:
+    """:func:`train_step`'s graph and the variables it reads (the count of its runs; the marks), made once."""
     if "step" not in _compiled:
         tf = logs.tensorflow()
         with tf.init_scope():  # made once, outside any function being traced
             runs = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_run")
+            marked_from = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_marked_from")
+            marks = tf.Variable(tf.ones([MARKED_RUNS]), trainable=False, name="train_step_marks")
 
         @tf.function
         def step(w, x, y):
+            run = tf.minimum(runs.read_value() - marked_from.read_value(), MARKED_RUNS - 1)
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-            w.assign_sub(LEARNING_RATE * tape.gradient(loss, w))
+            rate = LEARNING_RATE * tf.cast(tf.gather(marks, tf.maximum(run, 0)), w.dtype)
+            w.assign_sub(rate * tape.gradient(loss, w))
             runs.assign_add(1)
             return loss
 
-        _compiled["step"], _compiled["runs"] = step, runs
-    return _compiled["step"](w, x, y)
+        _compiled.update(step=step, runs=runs, marked_from=marked_from, marks=marks)
+    return _compiled
+
+
+def train_step(w, x, y):
+    """One SGD step of the mean squared error of ``x @ w`` against ``y``; returns the loss (a tensor). Each run also
+    adds one to a counter of this process's steps (:func:`steps_run`), eagerly or inside a graph that calls it. Inside
+    a :func:`marked` block, its k-th run there scales its step by that block's k-th mark."""
+    return _state()["step"](w, x, y)
 
 
 def steps_run() -> int:
@@ -88,6 +103,41 @@ def steps_run() -> int:
         return 0
     with host_syncs.uncounted():
         return int(_compiled["runs"].numpy())
+
+
+def draw_marks() -> int:
+    """A seed for :func:`marked`, drawn from the system's randomness: a check draws one per call."""
+    import secrets
+
+    return secrets.randbits(63)
+
+
+def marks_of(seed: int) -> np.ndarray:
+    """The factors :func:`marked` scales the step sizes by, for ``seed``: ``1 + e``, ``e`` uniform within
+    :data:`MARK_SIZE`, one per counted run (computed with NumPy, the same in every process)."""
+    rng = np.random.default_rng(int(seed))
+    return (1.0 + MARK_SIZE * rng.uniform(-1.0, 1.0, MARKED_RUNS)).astype(np.float32)
+
+
+@contextlib.contextmanager
+def marked(seed: int | None) -> Iterator[None]:
+    """In the block, :func:`train_step`'s k-th run scales its step size by the k-th factor of :func:`marks_of`
+    ``(seed)`` (``None``: no marks). A check runs the reference and the answer in such blocks with one seed: weights
+    and losses match only where the answer's training was these runs, in this order; training by arithmetic of the
+    answer's own, or on a copy, leaves other weights. The marks and the count live in variables of the course's, out
+    of the restricted answer's reach, as the count of runs is."""
+    if seed is None:
+        yield
+        return
+    state = _state()
+    with host_syncs.uncounted():  # the grading's own reads and uploads
+        state["marked_from"].assign(state["runs"].read_value())
+        state["marks"].assign(marks_of(seed))
+    try:
+        yield
+    finally:
+        with host_syncs.uncounted():
+            state["marks"].assign(np.ones(MARKED_RUNS, np.float32))
 
 
 def train_steps(w, xs, ys):

@@ -177,11 +177,12 @@ class Remote:
         return header
 
     @contextlib.contextmanager
-    def counted(self, kinds: tuple[str, ...], names: tuple[str, ...] = ()):
+    def counted(self, kinds: tuple[str, ...], names: tuple[str, ...] = (), marks: int | None = None):
         """Count ``kinds`` (of :data:`COUNTED`) in the subject over the block's calls: the dict yielded is filled,
         when the block ends, with what :func:`tfperf.autograding.worker.counting_stopped` read (``names``: the answer's functions whose traces
-        are read)."""
-        self.probe("count_start", kinds=list(kinds))
+        are read). ``marks``: chapter 5's training steps are marked there over the block
+        (:func:`tfperf.experiments.gpu_sync.marked`)."""
+        self.probe("count_start", kinds=list(kinds), marks=marks)
         seen: dict = {}
         try:
             yield seen

@@ -13,17 +13,26 @@ from tfperf.grading.calls import GradingFailure, call, reread
 from tfperf.measure import host_syncs
 
 
-def _call_counting(fn: Callable[..., Any], args: Sequence[Any], what: str, section: str | None, reports: bool = False):
+def _call_counting(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    what: str,
+    section: str | None,
+    reports: bool = False,
+    marks: int | None = None,
+):
     """Call learner code quietly inside a host-sync counting block; return its result, the counts, and with
     ``reports`` the training steps run in the call and ``(step, steps run by then)`` of each call of a function among
-    ``args`` (:func:`_reports_recorded`). A :class:`tfperf.grading.remote.Remote` (in the judge) is counted in the
-    answer's process over the call."""
+    ``args`` (:func:`_reports_recorded`); with ``marks``, chapter 5's training steps marked over the call
+    (:func:`tfperf.experiments.gpu_sync.marked`). A :class:`tfperf.grading.remote.Remote` (in the judge) is counted in
+    the answer's process over the call."""
+    from tfperf.experiments import gpu_sync
     from tfperf.grading.remote import Remote
 
     if isinstance(fn, Remote):
-        return _counted_in_the_answers_process(fn, args, what, section, reports)
+        return _counted_in_the_answers_process(fn, args, what, section, reports, marks)
     args, made = _steps_at_reports(args) if reports else (args, None)
-    with host_syncs.counting() as syncs:
+    with host_syncs.counting() as syncs, gpu_sync.marked(marks):
         host_syncs.give(list(args))  # their shapes came with the call: reading them is not a sync
         result = call(fn, args, who=what, section=section)
         undone = host_syncs.tampered()
@@ -45,13 +54,15 @@ def _steps_at_reports(args: Sequence[Any]) -> tuple[tuple, Callable[[], tuple[in
     return recorded, lambda: (steps.run(), made)
 
 
-def _counted_in_the_answers_process(fn, args: Sequence[Any], what: str, section: str | None, reports: bool):
+def _counted_in_the_answers_process(
+    fn, args: Sequence[Any], what: str, section: str | None, reports: bool, marks: int | None
+):
     """:func:`_call_counting` of a call the judge makes: the answer's process counts, the judge reads the counts."""
     from tfperf.grading.remote import SeenSyncs
 
     reported: list = []
     counted = ("host_syncs", "steps") if reports else ("host_syncs",)
-    with fn.counted(counted) as seen:
+    with fn.counted(counted, marks=marks) as seen:
         result = call(fn, _reports_recorded(args, reported) if reports else args, who=what, section=section)
     if seen.get("tampered") or any(kind not in seen for kind in counted):
         raise GradingFailure(
@@ -119,6 +130,7 @@ def assert_host_syncs_at_most(
     section: str | None = None,
     reports_every: int | None = None,
     steps: int | None = None,
+    marks: int | None = None,
 ) -> Any:
     """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
 
@@ -130,10 +142,15 @@ def assert_host_syncs_at_most(
     holds its reports back to the end does not. In the judge the steps are counted in the answer's process as each
     report is made (:func:`tfperf.autograding.worker.callback_stub`).
 
+    With ``marks`` (a seed of :func:`tfperf.experiments.gpu_sync.draw_marks`), the call's runs of ``train_step`` are
+    marked (:func:`tfperf.experiments.gpu_sync.marked`): what it returns matches a reference run in a block marked by
+    the same seed only where its training was those runs, in that order. The check that compares them is the
+    caller's.
+
     Returns what ``fn`` returned. See :mod:`tfperf.measure.host_syncs` for what counts as a read.
     """
     reports = reports_every is not None and steps is not None
-    result, syncs, made = _call_counting(fn, args, what, section, reports)
+    result, syncs, made = _call_counting(fn, args, what, section, reports, marks)
     if syncs.count > limit:
         raise GradingFailure(
             f"{what} made {syncs.describe()}; at most {limit} expected. Each read of a tensor's value "

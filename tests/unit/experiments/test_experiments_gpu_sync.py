@@ -43,6 +43,46 @@ def test_strategies_train_the_same_weights_with_the_expected_reads():
         gpu_sync.loop_for("nope", w0, xs, ys, 5)
 
 
+def _steps_eagerly(w0, xs, ys):
+    w = tf.Variable(w0)
+    for i in range(int(xs.shape[0])):
+        gpu_sync.train_step(w, xs[i], ys[i])
+    return w.numpy()
+
+
+def _steps_of_its_own(w0, xs, ys):
+    """train_step's arithmetic written out: what the count of runs does not see."""
+    w = tf.Variable(w0)
+    for i in range(int(xs.shape[0])):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(xs[i], w) - ys[i]))
+        w.assign_sub(gpu_sync.LEARNING_RATE * tape.gradient(loss, w))
+    return w.numpy()
+
+
+def test_marked_runs_match_only_the_same_runs_in_the_same_order():
+    w0, xs, ys = gpu_sync.make_problem(40, seed=3)
+    unmarked = _steps_eagerly(w0, xs, ys)
+    assert np.array_equal(unmarked, _steps_of_its_own(w0, xs, ys))  # no marks: the step exactly as written
+    seed = gpu_sync.draw_marks()
+    with gpu_sync.marked(seed):
+        eagerly = _steps_eagerly(w0, xs, ys)
+    with gpu_sync.marked(seed):
+        w = tf.Variable(w0)
+        gpu_sync.train_steps(w, xs, ys)  # the runs inside one graph, in order
+        in_a_graph = w.numpy()
+    with gpu_sync.marked(seed):
+        own = _steps_of_its_own(w0, xs, ys)
+    with gpu_sync.marked(gpu_sync.draw_marks()):
+        other_marks = _steps_eagerly(w0, xs, ys)
+    assert np.allclose(eagerly, in_a_graph, rtol=1e-6, atol=1e-7)
+    for other in (unmarked, own, other_marks):
+        assert not np.allclose(other, eagerly, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(_steps_eagerly(w0, xs, ys), unmarked)  # the block over: no marks again
+    assert np.array_equal(gpu_sync.marks_of(seed), gpu_sync.marks_of(seed))
+    assert np.all(np.abs(gpu_sync.marks_of(seed) - 1) <= gpu_sync.MARK_SIZE)
+
+
 def test_sync_costs_records_and_plot():
     import matplotlib.pyplot as plt
 

@@ -270,6 +270,38 @@ def test_a_loop_that_does_not_run_the_courses_step_once_per_step_fails():
         _checked(_training("own steps"), 30, 10, 3)
 
 
+def test_marked_runs_tell_the_counted_training_from_a_decoy():
+    """With ``marks``, only weights trained by the counted runs match a reference marked by the same seed: a run
+    trained with train_step's arithmetic written out, its counted runs spent on a copy, does not."""
+    from tfperf.experiments import gpu_sync
+
+    @tf.function
+    def own_steps(w, xs, ys):  # the real run, by arithmetic the count does not see
+        for i in tf.range(tf.shape(xs)[0]):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(xs[i], w) - ys[i]))
+            w.assign_sub(gpu_sync.LEARNING_RATE * tape.gradient(loss, w))
+
+    def decoy(w0, xs, ys, report, every):
+        w, copy = tf.Variable(w0), tf.Variable(w0)
+        own_steps(w, xs, ys)
+        for start in range(0, int(xs.shape[0]), every):  # counted runs on a copy, a report after each block
+            loss = gpu_sync.train_steps(copy, xs[start : start + every], ys[start : start + every])
+            report(start + every - 1, float(loss))
+        return w.read_value()
+
+    w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    for train, matches in ((_training("on time"), True), (decoy, False)):
+        seed = gpu_sync.draw_marks()
+        with gpu_sync.marked(seed):
+            expected = _training("on time")(w0, xs, ys, lambda step, loss: None, 10)
+        args = (w0, xs, ys, lambda step, loss: None, 10)
+        got = grading.assert_host_syncs_at_most(train, args, 3, what="train", reports_every=10, steps=30, marks=seed)
+        assert np.allclose(got, expected, rtol=1e-4, atol=1e-5) == matches
+    without = grading.assert_host_syncs_at_most(decoy, args, 3, what="train", reports_every=10, steps=30)
+    assert np.allclose(without, _training("on time")(*args), rtol=1e-4, atol=1e-5)  # unmarked, the decoy passes
+
+
 def test_the_steps_run_count_steps_inside_graphs_and_xla():
     from tfperf.experiments import gpu_sync
 
