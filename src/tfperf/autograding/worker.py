@@ -273,15 +273,17 @@ _COUNTING: dict = {}
 def counting_started(kinds: tuple, marks: int | None = None) -> dict:
     """Start counting ``kinds`` (of :data:`tfperf.grading.remote.COUNTED`) in this thread, over every call until
     :func:`counting_stopped`: the library's counters, installed by the worker, out of the restricted answer's reach;
-    with ``marks``, chapter 5's training steps marked meanwhile (:func:`tfperf.experiments.gpu_sync.marked`)."""
+    with ``marks``, chapter 5's training steps marked meanwhile by that seed (:func:`tfperf.experiments.gpu_sync.marked`:
+    what its runs were given is sent with the steps)."""
     if "stack" in _COUNTING:
         _COUNTING.pop("stack").close()
+    _COUNTING.pop("marked", None)
     stack = contextlib.ExitStack()
     made = {kind: counter(stack) for kind, counter in counters().items() if kind in kinds}
     if marks is not None:
         from tfperf.experiments import gpu_sync
 
-        stack.enter_context(gpu_sync.marked(marks))
+        _COUNTING["marked"] = stack.enter_context(gpu_sync.marked(marks))
     _COUNTING.update(stack=stack, counters=made)
     return {"counting": sorted(made)}
 
@@ -297,6 +299,9 @@ def counting_stopped(names: tuple[str, ...], namespace: dict) -> dict:
     seen: dict = {"tampered": tampered}
     for counter in made.values():
         seen.update(counter.seen(names, namespace))
+    marked = _COUNTING.pop("marked", None)  # its block closed with the stack: what the marked runs were given
+    if marked is not None and "steps" in seen:
+        seen["steps"]["given"] = marked.given
     return seen
 
 

@@ -66,25 +66,29 @@ MARK_SIZE = 0.5
 
 
 def _state() -> dict:
-    """:func:`train_step`'s graph and the variables it reads (the count of its runs; the marks), made once."""
+    """:func:`train_step`'s graph and the variables it reads and writes (the count of its runs; the marks; what the
+    marked runs were given), made once."""
     if "step" not in _compiled:
         tf = logs.tensorflow()
         with tf.init_scope():  # made once, outside any function being traced
             runs = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_run")
             marked_from = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_marked_from")
             marks = tf.Variable(tf.ones([MARKED_RUNS]), trainable=False, name="train_step_marks")
+            given = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_step_given")
 
         @tf.function
         def step(w, x, y):
             run = tf.minimum(runs.read_value() - marked_from.read_value(), MARKED_RUNS - 1)
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-            rate = LEARNING_RATE * tf.cast(tf.gather(marks, tf.maximum(run, 0)), w.dtype)
-            w.assign_sub(rate * tape.gradient(loss, w))
+            mark = tf.gather(marks, tf.maximum(run, 0))
+            inputs = tf.reduce_sum(x) + tf.reduce_sum(y) + tf.reduce_sum(w) + tf.cast(tf.size(w), w.dtype)
+            given.assign_add(tf.cast(mark, tf.float64) * tf.cast(inputs, tf.float64))  # w as this run found it
+            w.assign_sub(LEARNING_RATE * tf.cast(mark, w.dtype) * tape.gradient(loss, w))
             runs.assign_add(1)
             return loss
 
-        _compiled.update(step=step, runs=runs, marked_from=marked_from, marks=marks)
+        _compiled.update(step=step, runs=runs, marked_from=marked_from, marks=marks, given=given)
     return _compiled
 
 
@@ -119,24 +123,42 @@ def marks_of(seed: int) -> np.ndarray:
     return (1.0 + MARK_SIZE * rng.uniform(-1.0, 1.0, MARKED_RUNS)).astype(np.float32)
 
 
+class Marked:
+    """A :func:`marked` block: its ``seed``, and once it ended, ``given``: the sum, over the block's runs of
+    :func:`train_step`, of the k-th mark times what the k-th run was given (the sums of its batch, its targets and its
+    weights as it found them, and their size)."""
+
+    def __init__(self, seed: int):
+        self.seed, self.given = int(seed), None
+
+    def same_given(self, given: float | None) -> bool:
+        """Whether ``given`` (another block's, by the same seed) is this block's, to float tolerance."""
+        return (
+            given is not None and self.given is not None and bool(np.isclose(given, self.given, rtol=1e-5, atol=1e-3))
+        )
+
+
 @contextlib.contextmanager
-def marked(seed: int | None) -> Iterator[None]:
+def marked(seed: int | None) -> Iterator[Marked | None]:
     """In the block, :func:`train_step`'s k-th run scales its step size by the k-th factor of :func:`marks_of`
-    ``(seed)`` (``None``: no marks). A check runs the reference and the answer in such blocks with one seed: weights
-    and losses match only where the answer's training was these runs, in this order; training by arithmetic of the
-    answer's own, or on a copy, leaves other weights. The marks and the count live in variables of the course's, out
-    of the restricted answer's reach, as the count of runs is."""
+    ``(seed)`` (``None``: no marks), and adds that factor times what it was given to a sum (:class:`Marked`, yielded).
+    A check runs the reference and the answer in such blocks with one seed: weights and losses match only where the
+    answer's training was these runs, in this order; training by arithmetic of the answer's own, or on a copy, leaves
+    other weights; and the sums match only where those runs were given the batches and the weights. The marks, the
+    count and the sum live in variables of the course's, out of the restricted answer's reach."""
     if seed is None:
-        yield
+        yield None
         return
-    state = _state()
+    state, block = _state(), Marked(seed)
     with host_syncs.uncounted():  # the grading's own reads and uploads
         state["marked_from"].assign(state["runs"].read_value())
+        state["given"].assign(0.0)
         state["marks"].assign(marks_of(seed))
     try:
-        yield
+        yield block
     finally:
         with host_syncs.uncounted():
+            block.given = float(state["given"].numpy())
             state["marks"].assign(np.ones(MARKED_RUNS, np.float32))
 
 

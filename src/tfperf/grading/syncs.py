@@ -19,20 +19,20 @@ def _call_counting(
     what: str,
     section: str | None,
     reports: bool = False,
-    marks: int | None = None,
+    marks: Any = None,
 ):
     """Call learner code quietly inside a host-sync counting block; return its result, the counts, and with
     ``reports`` the training steps run in the call and ``(step, steps run by then)`` of each call of a function among
-    ``args`` (:func:`_reports_recorded`); with ``marks``, chapter 5's training steps marked over the call
-    (:func:`tfperf.experiments.gpu_sync.marked`). A :class:`tfperf.grading.remote.Remote` (in the judge) is counted in
-    the answer's process over the call."""
+    ``args`` (:func:`_reports_recorded`); with ``marks`` (a reference's :class:`tfperf.experiments.gpu_sync.Marked`),
+    chapter 5's training steps marked by its seed over the call, and ``made`` ends with what they were given. A
+    :class:`tfperf.grading.remote.Remote` (in the judge) is counted in the answer's process over the call."""
     from tfperf.experiments import gpu_sync
     from tfperf.grading.remote import Remote
 
     if isinstance(fn, Remote):
         return _counted_in_the_answers_process(fn, args, what, section, reports, marks)
     args, made = _steps_at_reports(args) if reports else (args, None)
-    with host_syncs.counting() as syncs, gpu_sync.marked(marks):
+    with host_syncs.counting() as syncs, gpu_sync.marked(None if marks is None else marks.seed) as block:
         host_syncs.give(list(args))  # their shapes came with the call: reading them is not a sync
         result = call(fn, args, who=what, section=section)
         undone = host_syncs.tampered()
@@ -42,7 +42,7 @@ def _call_counting(
             f"The host-sync check cannot grade: the grading environment was modified "
             f"({', '.join(undone)}). Remove the code that does it and run the notebook again."
         )
-    return result, syncs, (made() if reports else None)
+    return result, syncs, ((*made(), None if block is None else block.given) if reports else None)
 
 
 def _steps_at_reports(args: Sequence[Any]) -> tuple[tuple, Callable[[], tuple[int, list]]]:
@@ -54,15 +54,13 @@ def _steps_at_reports(args: Sequence[Any]) -> tuple[tuple, Callable[[], tuple[in
     return recorded, lambda: (steps.run(), made)
 
 
-def _counted_in_the_answers_process(
-    fn, args: Sequence[Any], what: str, section: str | None, reports: bool, marks: int | None
-):
+def _counted_in_the_answers_process(fn, args: Sequence[Any], what: str, section: str | None, reports: bool, marks):
     """:func:`_call_counting` of a call the judge makes: the answer's process counts, the judge reads the counts."""
     from tfperf.grading.remote import SeenSyncs
 
     reported: list = []
     counted = ("host_syncs", "steps") if reports else ("host_syncs",)
-    with fn.counted(counted, marks=marks) as seen:
+    with fn.counted(counted, marks=None if marks is None else marks.seed) as seen:
         result = call(fn, _reports_recorded(args, reported) if reports else args, who=what, section=section)
     if seen.get("tampered") or any(kind not in seen for kind in counted):
         raise GradingFailure(
@@ -74,7 +72,9 @@ def _counted_in_the_answers_process(
     at_calls = [int(n) for n in seen["steps"]["at_calls"]]
     if len(at_calls) != len(reported):
         raise GradingFailure(f"The reports check cannot grade: {len(reported)} reports, {len(at_calls)} counted.")
-    return result, SeenSyncs(seen["host_syncs"]), (int(seen["steps"]["run"]), list(zip(reported, at_calls)))
+    given = seen["steps"].get("given")
+    made = (int(seen["steps"]["run"]), list(zip(reported, at_calls)), None if given is None else float(given))
+    return result, SeenSyncs(seen["host_syncs"]), made
 
 
 def _reports_recorded(args: Sequence[Any], reported: list, runs: Callable[[], int] | None = None) -> tuple:
@@ -99,10 +99,11 @@ def _reports_recorded(args: Sequence[Any], reported: list, runs: Callable[[], in
     return tuple(recording(a) if type(a) in CALLED_BACK else a for a in args)
 
 
-def _check_made_while_training(made: tuple[int, list], steps: int, every: int, what: str, section: str | None):
-    """Fail unless the call ran chapter 5's training step ``steps`` times, and made each report for step ``s``
-    before more than ``s + every + 1`` steps had run (at most one block of ``every`` steps after it)."""
-    ran, reports = made
+def _check_made_while_training(made: tuple, steps: int, every: int, what: str, section: str | None, marks=None):
+    """Fail unless the call ran chapter 5's training step ``steps`` times, made each report for step ``s`` before
+    more than ``s + every + 1`` steps had run (at most one block of ``every`` steps after it), and with ``marks`` (the
+    reference's :class:`tfperf.experiments.gpu_sync.Marked`), gave those runs what the reference's were given."""
+    ran, reports, given = made
     if ran != steps:
         raise GradingFailure(
             f"{what} ran gpu_sync.train_step {ran} times; expected {steps}, once per step (the check counts its "
@@ -118,6 +119,12 @@ def _check_made_while_training(made: tuple[int, list], steps: int, every: int, w
                 f"it). Report while the loop trains, not after it: a report that comes at the end cannot warn of a "
                 f"loss that went wrong.{reread(section)}"
             )
+    if marks is not None and not marks.same_given(given):
+        raise GradingFailure(
+            f"{what}: gpu_sync.train_step's runs were not given the batches xs[i], ys[i] and the weights being "
+            f"trained, in order, as train_unfixed's were (the check sums what each run is given). Train the weights "
+            f"you return with train_step itself, one run per step.{reread(section)}"
+        )
 
 
 @guard.checked
@@ -130,7 +137,7 @@ def assert_host_syncs_at_most(
     section: str | None = None,
     reports_every: int | None = None,
     steps: int | None = None,
-    marks: int | None = None,
+    marks: Any = None,
 ) -> Any:
     """Call ``fn(*args)`` quietly, counting host reads of tensor values; fail above ``limit``.
 
@@ -142,10 +149,10 @@ def assert_host_syncs_at_most(
     holds its reports back to the end does not. In the judge the steps are counted in the answer's process as each
     report is made (:func:`tfperf.autograding.worker.callback_stub`).
 
-    With ``marks`` (a seed of :func:`tfperf.experiments.gpu_sync.draw_marks`), the call's runs of ``train_step`` are
-    marked (:func:`tfperf.experiments.gpu_sync.marked`): what it returns matches a reference run in a block marked by
-    the same seed only where its training was those runs, in that order. The check that compares them is the
-    caller's.
+    With ``marks`` (what a reference run's :func:`tfperf.experiments.gpu_sync.marked` block yielded), the call's runs
+    of ``train_step`` are marked by the same seed: what it returns matches the reference's only where its training was
+    those runs, in that order (the check that compares them is the caller's), and they must have been given what the
+    reference's runs were given (the batches, and the weights as each found them).
 
     Returns what ``fn`` returned. See :mod:`tfperf.measure.host_syncs` for what counts as a read.
     """
@@ -157,7 +164,7 @@ def assert_host_syncs_at_most(
             f"waits for the device (a sync point).{reread(section)}"
         )
     if reports:
-        _check_made_while_training(made, steps, reports_every, what, section)
+        _check_made_while_training(made, steps, reports_every, what, section, marks)
     return result
 
 

@@ -65,12 +65,24 @@ def test_marked_runs_match_only_the_same_runs_in_the_same_order():
     unmarked = _steps_eagerly(w0, xs, ys)
     assert np.array_equal(unmarked, _steps_of_its_own(w0, xs, ys))  # no marks: the step exactly as written
     seed = gpu_sync.draw_marks()
-    with gpu_sync.marked(seed):
+    with gpu_sync.marked(seed) as first:
         eagerly = _steps_eagerly(w0, xs, ys)
-    with gpu_sync.marked(seed):
+    with gpu_sync.marked(seed) as second:
         w = tf.Variable(w0)
         gpu_sync.train_steps(w, xs, ys)  # the runs inside one graph, in order
         in_a_graph = w.numpy()
+    with gpu_sync.marked(seed) as on_a_copy:  # the same runs, each given the batch and a copy of the weights
+        w, copy = tf.Variable(w0), tf.Variable(w0)
+        for i in range(int(xs.shape[0])):
+            copy.assign(w)
+            gpu_sync.train_step(copy, xs[i], ys[i])
+            w.assign(copy)
+    with gpu_sync.marked(seed) as on_a_probe:
+        probe = tf.Variable(tf.zeros([1, 1]))
+        for _run in range(int(xs.shape[0])):
+            gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1]))
+    assert first.same_given(second.given) and first.same_given(on_a_copy.given)
+    assert not first.same_given(on_a_probe.given)
     with gpu_sync.marked(seed):
         own = _steps_of_its_own(w0, xs, ys)
     with gpu_sync.marked(gpu_sync.draw_marks()):

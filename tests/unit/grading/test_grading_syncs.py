@@ -291,15 +291,42 @@ def test_marked_runs_tell_the_counted_training_from_a_decoy():
         return w.read_value()
 
     w0, xs, ys = gpu_sync.make_problem(30, seed=1)
+    args = (w0, xs, ys, lambda step, loss: None, 10)
     for train, matches in ((_training("on time"), True), (decoy, False)):
-        seed = gpu_sync.draw_marks()
-        with gpu_sync.marked(seed):
-            expected = _training("on time")(w0, xs, ys, lambda step, loss: None, 10)
-        args = (w0, xs, ys, lambda step, loss: None, 10)
-        got = grading.assert_host_syncs_at_most(train, args, 3, what="train", reports_every=10, steps=30, marks=seed)
+        with gpu_sync.marked(gpu_sync.draw_marks()) as marks:
+            expected = _training("on time")(*args)
+        got = grading.assert_host_syncs_at_most(train, args, 3, what="train", reports_every=10, steps=30, marks=marks)
         assert np.allclose(got, expected, rtol=1e-4, atol=1e-5) == matches
     without = grading.assert_host_syncs_at_most(decoy, args, 3, what="train", reports_every=10, steps=30)
     assert np.allclose(without, _training("on time")(*args), rtol=1e-4, atol=1e-5)  # unmarked, the decoy passes
+
+
+def test_marked_runs_given_other_batches_or_weights_fail():
+    """With ``marks``, the counted runs must be given what the reference's were: a run on a probe, to measure its
+    step size for arithmetic of the answer's own, is refused, as is one given a batch of the answer's making."""
+    from tfperf.experiments import gpu_sync
+
+    def probed(w0, xs, ys, report, every):
+        w, probe, one = tf.Variable(w0), tf.Variable(tf.zeros([1, 1])), tf.ones([1, 1])
+        for i in range(int(xs.shape[0])):
+            probe.assign(tf.zeros([1, 1]))
+            gpu_sync.train_step(probe, one, one)  # its move is 2 * rate: the marked rate of this run
+            rate = -probe[0, 0] / 2
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(xs[i], w) - ys[i]))
+            w.assign_sub(rate * tape.gradient(loss, w))
+            if (i + 1) % every == 0:
+                report(i, float(loss))
+        return w.read_value()
+
+    w0, xs, ys = gpu_sync.make_problem(20, seed=2)
+    args = (w0, xs, ys, lambda step, loss: None, 10)
+    with gpu_sync.marked(gpu_sync.draw_marks()) as marks:
+        expected = _training("on time")(*args)
+    with pytest.raises(grading.GradingFailure, match="runs were not given the batches"):
+        grading.assert_host_syncs_at_most(probed, args, 99, what="train", reports_every=10, steps=20, marks=marks)
+    got = grading.assert_host_syncs_at_most(probed, args, 99, what="train", reports_every=10, steps=20)
+    assert not np.allclose(got, expected, rtol=1e-4, atol=1e-5)  # unmarked, only the weights could tell
 
 
 def test_the_steps_run_count_steps_inside_graphs_and_xla():
