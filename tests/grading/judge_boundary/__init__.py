@@ -651,11 +651,15 @@ IN_THE_ROUND_TRIP = frozenset(
         "jb_sh_eager_static_shape",
         "jb_gs_defer_all_reads_to_end",
         "rt_rewind_counter_variable",
+        "rt_own_steps_then_decoys",
+        "om5_probe_1x1_per_step",
+        "om5_honest_pipelined_blocks",
     }
 )
 
 from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_counter_attacked import REPORTS_COUNTER_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.reports_marks_attacked import REPORTS_MARKS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_on_time_attacked import REPORTS_ON_TIME_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_provenance_attacked import REPORTS_PROVENANCE_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.row_scores_attacked import ROW_SCORES_ATTACKED  # noqa: E402
@@ -663,5 +667,5 @@ from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa
 from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTACKED  # noqa: E402
 
 CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED
-CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED
+CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED + REPORTS_MARKS_ATTACKED
 CASES["01_tensors"] += ROW_SCORES_ATTACKED
