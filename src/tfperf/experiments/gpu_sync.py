@@ -78,10 +78,10 @@ def _state() -> dict:
 
         @tf.function
         def step(w, x, y):
-            run = tf.minimum(runs.read_value() - marked_from.read_value(), MARKED_RUNS - 1)
+            run = tf.minimum(runs.read_value() - marked_from.read_value(), MARKED_RUNS - 1)  # never below 0
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
-            mark = tf.gather(marks, tf.maximum(run, 0))
+            mark = tf.gather(marks, run)
             inputs = tf.reduce_sum(x) + tf.reduce_sum(y) + tf.reduce_sum(w) + tf.cast(tf.size(w), w.dtype)
             given.assign_add(tf.cast(mark, tf.float64) * tf.cast(inputs, tf.float64))  # w as this run found it
             w.assign_sub(LEARNING_RATE * tf.cast(mark, w.dtype) * tape.gradient(loss, w))
