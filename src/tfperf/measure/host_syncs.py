@@ -40,8 +40,10 @@ is read like any value.
 
 Some eager ops read a device value on the host without any of those calls; each is counted as a read when it runs
 (in the block's own thread, by an op callback) on a value a GPU would hold (:func:`_on_device`: made in the block
-from device values, given, or any tensor neither int32 nor a shape; for text, datasets and tables, only the first
-two, as a converted array is an upload):
+from device values, given, or any tensor neither int32, a shape, nor an integer the host made: converted from
+Python or NumPy (TensorFlow makes those on the CPU: ``pywrap_tensor.cc``), delivered by a ``tf.data`` iterator from
+host memory, or computed by an op TensorFlow pins to the host (:func:`_pinned_to_the_host`); for text, datasets and
+tables, only the first two, as a converted array is an upload):
 
 - making a tensor whose shape comes from the value: ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]``, ``tf.where(mask)``,
   ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
@@ -396,7 +398,12 @@ def _counted_upload(original):
     def convert_to_eager_tensor(value, *args, **kwargs):
         if _is_host_data(value):
             _record_upload("tf.convert_to_tensor, tf.constant or a NumPy/list argument", 1, _nbytes(value))
-        return original(value, *args, **kwargs)
+        tensor = original(value, *args, **kwargs)
+        # made on the host (CPU:0, then mirrored to a device); what a check makes while uncounted stands for data
+        # on the device
+        if tensor is not value and not getattr(_inside, "uncounted", False):
+            _host_integer(tensor)
+        return tensor
 
     return convert_to_eager_tensor
 
@@ -478,6 +485,9 @@ def _counted_next(original):
         tensors = [t for t in nest.flatten(element) if hasattr(t, "device")]
         if tensors:
             ahead = _copies_to_device(getattr(self, "_dataset", None))
+            if not ahead:  # tf.data's ops run on the host: its integer elements size tensors without a wait
+                for tensor in tensors:
+                    _host_integer(tensor)
             _record_upload(
                 "a tf.data iterator, copied ahead by prefetch_to_device"
                 if ahead
@@ -491,15 +501,31 @@ def _counted_next(original):
 
 
 _device_values = _Marked()  # eager tensors that ops made in a block from device values (:func:`_on_op`)
-_host_values = _Marked()  # shapes, sizes and ranks made in a block, of any dtype: metadata, in host memory
+_host_values = _Marked()  # host-made: shapes, sizes, ranks; integers converted, pinned or from a host iterator
+
+
+def _host_integer(tensor) -> bool:
+    """Mark ``tensor``, made in host memory, as the host's if it is an int32 or int64 (and say whether it was): an
+    eager op on small integers the host holds runs on the host (:func:`_pinned_to_the_host`), and the ops sized by
+    them take them in host memory. A float or bool the host made is not marked: a GPU op given it (``tf.where``)
+    copies it to the device and runs in the device's order, so it waits like any device value."""
+    if tensor.dtype.name not in ("int32", "int64") or not hasattr(tensor, "_numpy_internal"):
+        return False
+    _host_values.add(tensor)
+    return True
 
 
 def _on_device(tensor) -> bool:
     """Whether a GPU would hold ``tensor``'s value in its memory: one made in the block from device values, or given,
-    or any other that is not int32 (TensorFlow keeps int32 tensors in host memory) nor a shape, size or rank."""
-    if tensor in _device_values or tensor in _given:
+    or any other that is not int32 (TensorFlow keeps int32 tensors in host memory) nor a shape, size or rank, nor an
+    integer the host made (:func:`_host_integer`)."""
+    if tensor in _given:  # put on the device by the check, though it converted host data to make it
         return True
-    return tensor.dtype.name != "int32" and tensor not in _host_values
+    if tensor in _host_values:  # made on the host (an iterator's elements: marked by its op first, then here)
+        return False
+    if tensor in _device_values:
+        return True
+    return tensor.dtype.name != "int32"
 
 
 def _described(tensor, on_device: bool) -> tuple:
@@ -514,11 +540,40 @@ def _described(tensor, on_device: bool) -> tuple:
         return dtype, shape, tuple(np.asarray(tensor._numpy()).ravel().tolist())
 
 
+#: Ops TensorFlow's eager placement never pins to the host (``IsPinnableOp``, ``placement_utils.cc``).
+_UNPINNABLE = frozenset(
+    {
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "StatelessRandomUniform",
+        "StatelessRandomUniformInt",
+        "StatelessRandomUniformFullInt",
+        "StatelessRandomNormal",
+    }
+)
+
+
+def _pinned_to_the_host(op_type: str, tensors) -> bool:
+    """Whether TensorFlow runs an eager op on the host CPU whatever the device: every input an int32 or int64 of at
+    most 64 elements, in host memory (``MaybePinSmallOpsToCpu``, ``tensorflow/core/common_runtime/eager/
+    placement_utils.cc``), the op not a random one. ``i + 1`` on a ``tf.data`` element or a ``tf.constant`` stays a
+    host value."""
+    if not tensors or op_type in _UNPINNABLE:
+        return False
+    for tensor in tensors:
+        shape = tensor._shape_tuple()
+        if tensor.dtype.name not in ("int32", "int64") or shape is None or int(np.prod(shape)) > 64:
+            return False
+    return True
+
+
 def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
     """TensorFlow's op callback: a read for each eager execution on a device value that waited for it: to size an
     output or pick a branch (:func:`tfperf.measure.value_shapes.waits`), or to make text or a ``tf.data`` dataset of
     it (strings and datasets live in host memory). What it makes is marked as a device value, except shapes, sizes
-    and ranks (metadata, in host memory) and the int32 results of stateless ops on values the host holds."""
+    and ranks (metadata, in host memory), the int32 results of stateless ops on values the host holds, and what an
+    op TensorFlow pins to the host makes (:func:`_pinned_to_the_host`)."""
     if graph is not None or _depth() or getattr(_inside, "uncounted", False):
         return None
     op_type = op_type.decode() if isinstance(op_type, bytes) else op_type
@@ -532,8 +587,13 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
     on_device = [_on_device(t) for t in tensors]
     op_def = value_shapes.op_def(op_type)
     stateless = op_def is not None and not op_def.is_stateful
+    pinned = op_def is not None and not any(on_device) and _pinned_to_the_host(op_type, tensors)
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
-        if (any(on_device) or not stateless or tensor.dtype.name != "int32") and hasattr(tensor, "_numpy_internal"):
+        if not hasattr(tensor, "_numpy_internal"):
+            continue
+        if pinned and _host_integer(tensor):
+            continue
+        if any(on_device) or not stateless or tensor.dtype.name != "int32":
             _device_values.add(tensor)
     if not any(on_device):
         return None

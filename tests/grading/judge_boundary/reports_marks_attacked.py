@@ -169,9 +169,6 @@ REPORTS_MARKS_ATTACKED: list[Submission] = [
             "train": "@tf.function\ndef run_span(w, xs, ys, start, stop):\n    loss = gpu_sync.train_step(w, xs[start], ys[start])\n    for i in tf.range(start + 1, stop):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    steps = len(xs)\n    w = tf.Variable(w0)\n    xt = tf.convert_to_tensor(xs)\n    yt = tf.convert_to_tensor(ys)\n    due = [int(s) for s in gpu_sync.report_steps(steps, every)]\n    firsts = list(range(0, steps, every))\n    k = 0\n    for start in tf.data.Dataset.range(0, steps, every):\n        stop = min(firsts[k] + every, steps)\n        k = k + 1\n        loss = run_span(w, xt, yt, start, tf.constant(stop, tf.int64))\n        if stop - 1 in due:\n            report(stop - 1, loss.numpy())\n    return w.read_value()\n"
         },
         {},
-        gap="a tf.data iterator's int64 elements (in host memory) are taken for device values: a graph that bounds a "
-        "loop and slices with them is counted as one wait a call, over the reads allowed (the course counts int64 "
-        "tensors as the device's unless made from host values it saw)",
     ),
     # honest: Uses the course's own gpu_sync.train_steps for each block (it runs train_step once per step in one graph, counted: the provenance attacks rely on that) on the returned weights, and reports the block's last loss (float(), one read) right after it. The most direct learner fix: full points.
     Submission(

@@ -169,6 +169,36 @@ def test_branches_text_datasets_checks_and_errors_on_a_device_value_are_reads():
     assert syncs.count == 0, syncs.describe()
 
 
+def test_values_made_on_the_host_size_tensors_without_a_wait():
+    """TensorFlow makes a converted Python or NumPy value on the CPU (``pywrap_tensor.cc``: "We always generate CPU:0
+    tensors"), tf.data's ops run on the host, and eager ops on small integers the host holds run there too
+    (``MaybePinSmallOpsToCpu``): sizing by such integers waits for no device, unless a pipeline copies its elements
+    to one first, or a device op computed the size; a bool the host made still goes to a GPU op."""
+    on_the_host = {
+        "tf.range of an int64 tf.constant": lambda: tf.range(tf.constant(5, tf.int64)),
+        "tf.zeros of a converted NumPy integer": lambda: tf.zeros(tf.convert_to_tensor(np.int64(3))),
+        "a slice up to a tf.data element": lambda: [tf.ones([9])[:s] for s in tf.data.Dataset.range(1, 4)],
+        "a small int64 op the host runs": lambda: tf.range(tf.constant(5, tf.int64) + 1),
+        "an int32 cast to int64 on the host": lambda: tf.zeros(tf.cast(tf.constant(2), tf.int64)),
+    }
+    for what, make in on_the_host.items():
+        with host_syncs.counting() as syncs:
+            make()
+        assert syncs.count == 0, (what, syncs.describe())
+    copied = tf.data.Dataset.range(1, 2).apply(tf.data.experimental.prefetch_to_device("/cpu:0"))
+    computed = {
+        "tf.where of a bool the host made (a GPU op: it runs in the device's order)": lambda: tf.where(
+            tf.constant([True, False, True])
+        ),
+        "a device op's result": lambda: tf.range(tf.cast(tf.reduce_sum(tf.ones([3])), tf.int64)),
+        "an element copied to a device": lambda: [tf.ones([9])[:s] for s in copied],
+    }
+    for what, make in computed.items():
+        with host_syncs.counting() as syncs:
+            make()
+        assert syncs.kinds == {host_syncs.KINDS["making"]: 1}, (what, syncs.describe())
+
+
 def test_a_tensor_array_of_device_values_sized_by_the_host_is_stacked_without_a_wait():
     """A ``TensorArray`` in a graph is a ``TensorList``: its length comes from its size and the indices written,
     not from what its elements hold; written at an index computed on the device, stacking it waits."""
