@@ -402,8 +402,6 @@ SUBMISSIONS += [
         name="leak_first_quarter",
         edits={"train_best": _LEAK_FIRST_QUARTER},
         expected={"leak_tests": 0.0},
-        gap="a leak bounded by a quarter of the epochs (4 copies in 16) stays under the budget and outside the "
-        "later half whose slope is read",
     ),
     Submission(name="leak_train_again", edits={"train_best": _LEAK_TRAIN_AGAIN}),
     Submission(name="leak_one_buffer", edits={"train_best": _LEAK_ONE_BUFFER}),
