@@ -292,6 +292,30 @@ def _is_shape_value(tensor) -> bool:
     return tensor in _shape_values
 
 
+_host_made = _Marked()  # a host pipeline's elements, and what pinned ops make of them: reading them is free
+_converted = _Marked()  # tensors converted from Python or NumPy in a block (read like any value: the lessons' model)
+
+
+def _read_freely(tensor) -> bool:
+    """Whether reading ``tensor``'s value is not a sync: a shape, size or rank of a given tensor, or an element a
+    pipeline of host data delivered (:func:`_of_what_it_was_built`) or what an op TensorFlow pins to the host made of
+    one (:data:`_host_made`). A converted constant is read like any value, as the chapters' examples count it."""
+    return _is_shape_value(tensor) or tensor in _host_made or (tensor in _converted and _constant_value_reads())
+
+
+def _constant_value_reads() -> bool:
+    """Whether TensorFlow's ``tensor_util.constant_value`` is reading: it looks at a constant a builder was just
+    given (``Dataset.batch``'s ``drop_remainder``), in host memory, not at a value the learner asked for."""
+    frame = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "constant_value" and frame.f_code.co_filename.endswith("tensor_util.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _mark_shape_values(result) -> None:
     for tensor in result if isinstance(result, (list, tuple)) else (result,):
         if hasattr(tensor, "_numpy_internal"):  # eager: a graph's tensors are never read here
@@ -349,7 +373,7 @@ def _indexing_shape_values(original):
 
 def _counted_numpy(original):
     def _numpy(self):
-        if not _depth() and not _is_shape_value(self):
+        if not _depth() and not _read_freely(self):
             name = sys._getframe(1).f_code.co_name
             _record(KINDS.get(name, name))
         with _Nested():
@@ -360,7 +384,7 @@ def _counted_numpy(original):
 
 def _counted_numpy_internal(original):
     def _numpy_internal(self):
-        if not _depth() and not _is_shape_value(self):
+        if not _depth() and not _read_freely(self):
             _record(".numpy()")
         with _Nested():
             return original(self)
@@ -370,7 +394,7 @@ def _counted_numpy_internal(original):
 
 def _counted_converter(original, eager_type):
     def convert(obj, *args, **kwargs):
-        if isinstance(obj, eager_type) and not _depth() and not _is_shape_value(obj):
+        if isinstance(obj, eager_type) and not _depth() and not _read_freely(obj):
             _record(KINDS["__array__"])
             with _Nested():
                 return original(obj, *args, **kwargs)
@@ -380,14 +404,14 @@ def _counted_converter(original, eager_type):
 
 
 def _array_function(self, func, types, args, kwargs):
-    if not _depth() and not _is_shape_value(self):
+    if not _depth() and not _read_freely(self):
         _record(KINDS["__array_function__"])
     with _Nested():
         return func._implementation(*args, **kwargs)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if not _depth() and not _is_shape_value(self):
+    if not _depth() and not _read_freely(self):
         _record(KINDS["__array_ufunc__"])
     with _Nested():
         plain = tuple(np.asarray(memoryview(i)) if hasattr(i, "_numpy_internal") else i for i in inputs)
@@ -402,6 +426,7 @@ def _counted_upload(original):
         # made on the host (CPU:0, then mirrored to a device); what a check makes while uncounted stands for data
         # on the device
         if tensor is not value and not getattr(_inside, "uncounted", False):
+            _converted.add(tensor)
             _host_integer(tensor)
         return tensor
 
@@ -477,6 +502,39 @@ def _copies_to_device(dataset) -> bool:
     return False
 
 
+_pipelines: dict[int, tuple[weakref.ref, bool]] = {}
+
+
+def _of_what_it_was_built(dataset) -> bool:
+    """Whether a pipeline's elements come only from what it was built of (a range, arrays, tensors: what was read to
+    build it was counted then): no function of it reads state or captures a tensor (a variable the training writes,
+    read in a ``map``, would bring a device value into every element), none runs Python (``from_generator``)."""
+    if dataset is None:
+        return False
+    known = _pipelines.get(id(dataset))
+    if known is not None and known[0]() is dataset:
+        return known[1]
+    found, todo, seen = True, [dataset], set()
+    while todo and found:
+        part = todo.pop()
+        if id(part) in seen:
+            continue
+        seen.add(id(part))
+        try:
+            functions = [wrapper.function for wrapper in part._functions()]
+            todo.extend(part._inputs())
+        except (AttributeError, TypeError):
+            found = False
+            break
+        for function in functions:
+            if function.captured_inputs or any(
+                getattr(op.op_def, "is_stateful", True) for op in function.graph.get_operations()
+            ):
+                found = False
+    _pipelines[id(dataset)] = (weakref.ref(dataset), found)
+    return found
+
+
 def _counted_next(original):
     def _next_internal(self):
         element = original(self)
@@ -485,8 +543,11 @@ def _counted_next(original):
         tensors = [t for t in nest.flatten(element) if hasattr(t, "device")]
         if tensors:
             ahead = _copies_to_device(getattr(self, "_dataset", None))
-            if not ahead:  # tf.data's ops run on the host: its integer elements size tensors without a wait
-                for tensor in tensors:
+            with _Nested():  # the course's own look at the pipeline: no read of the answer's
+                built = not ahead and _of_what_it_was_built(getattr(self, "_dataset", None))
+            if built:
+                for tensor in tensors:  # tf.data's ops run on the host: its elements are the host's
+                    _host_made.add(tensor)
                     _host_integer(tensor)
             _record_upload(
                 "a tf.data iterator, copied ahead by prefetch_to_device"
@@ -591,6 +652,12 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
         if not hasattr(tensor, "_numpy_internal"):
             continue
+        if (
+            pinned
+            and any(t in _host_made for t in tensors)
+            and all(_read_freely(t) or t in _converted for t in tensors)
+        ):
+            _host_made.add(tensor)
         if pinned and _host_integer(tensor):
             continue
         if any(on_device) or not stateless or tensor.dtype.name != "int32":

@@ -199,6 +199,39 @@ def test_values_made_on_the_host_size_tensors_without_a_wait():
         assert syncs.kinds == {host_syncs.KINDS["making"]: 1}, (what, syncs.describe())
 
 
+def test_reading_a_host_pipelines_elements_is_not_a_sync_unless_it_reads_state():
+    """tf.data's ops run on the host: its elements are in host memory, unless a function of the pipeline reads a
+    variable (which the training may write) or runs Python."""
+    v = tf.Variable(3, dtype=tf.int64)
+    made = tf.zeros([4])
+    free = {
+        "int() of a pinned op on a tf.data element": lambda: [int(s + 1) for s in tf.data.Dataset.range(2)],
+        "a pipeline batched in the block (TensorFlow reads its drop_remainder)": lambda: [
+            None for _ in tf.data.Dataset.range(5).batch(2)
+        ],
+        "int() of a tf.data range's elements": lambda: [int(s) for s in tf.data.Dataset.range(3)],
+        "as_numpy_iterator of host arrays": lambda: list(
+            tf.data.Dataset.from_tensor_slices(np.arange(3)).as_numpy_iterator()
+        ),
+    }
+    for what, read in free.items():
+        with host_syncs.counting() as syncs:
+            read()
+        assert syncs.count == 0, (what, syncs.describe())
+    counted = {  # a pipeline whose function reads a variable: each element may carry what the training wrote
+        "elements of a map reading a variable": (
+            lambda: [int(s) for s in tf.data.Dataset.range(2).map(lambda i: i + v)],
+            2,
+        ),
+        "a shape of a tensor made in the block, through a pinned op": (lambda: int(tf.shape(made * 2)[0] + 1), 1),
+        "a tf.constant (the chapters' examples read one)": (lambda: int(tf.constant(7, tf.int64)), 1),
+    }
+    for what, (read, reads) in counted.items():
+        with host_syncs.counting() as syncs:
+            read()
+        assert syncs.count == reads, (what, syncs.describe())
+
+
 def test_a_tensor_array_of_device_values_sized_by_the_host_is_stacked_without_a_wait():
     """A ``TensorArray`` in a graph is a ``TensorList``: its length comes from its size and the indices written,
     not from what its elements hold; written at an index computed on the device, stacking it waits."""
@@ -280,7 +313,7 @@ def test_counts_numpy_uploads_separately():
             pass
         tf.constant(1.0) + 1.0  # Python numbers: not counted
     assert syncs.uploads == 8  # + 2 batches delivered by the tf.data iterator
-    assert syncs.count == 1  # Dataset.batch reads its batch size once, as it is built
+    assert syncs.count == 0  # Dataset.batch reads back the constants it made of its arguments: host memory
 
 
 def test_the_axes_a_reduction_makes_for_itself_are_not_uploads():
