@@ -657,6 +657,7 @@ IN_THE_ROUND_TRIP = frozenset(
     }
 )
 
+from tests.grading.judge_boundary.host_integers_attacked import HOST_INTEGERS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_attacked import REPORTS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_counter_attacked import REPORTS_COUNTER_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_marks_attacked import REPORTS_MARKS_ATTACKED  # noqa: E402
@@ -668,4 +669,5 @@ from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTA
 
 CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED
 CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED + REPORTS_MARKS_ATTACKED
+CASES["05_gpu_sync"] += HOST_INTEGERS_ATTACKED
 CASES["01_tensors"] += ROW_SCORES_ATTACKED

@@ -103,13 +103,13 @@ ROW_SCORES_ATTACKED: list[Submission] = [
         },
         {"row_scores_tests": 0},
     ),
-    # attack: a host-side gather of NumPy rows handed to tf.stack as a list: every row is converted on its own (tf.stack's Pack op converts each list item), then one matvec on the device. 0: one copy per row, the selection done on the host.
+    # plausible (written as an attack): a host-side gather of NumPy rows handed to tf.stack as a list, then one matvec on the device. The attacker took every row for a copy of its own (Pack converting each list item); but tf.stack of a list along axis 0 first converts the whole list as one constant (tensorflow/python/ops/array_ops_stack.py, stack: "If the input is a constant list, it can be converted to a constant op"): one copy of the rows it needs, nothing read back, as the exercise asks. Full points (graded 0 earlier on a slower machine, by its speed).
     Submission(
         "ob_rs_numpy_rows_stacked_by_pack",
         {
             "row_scores": 'def row_scores(table, weights, steps):\n    """tf.stack of NumPy rows: each row converted separately."""\n    n = table.shape[0]\n    picked = tf.stack([table[s % n] for s in range(steps)])\n    return tf.linalg.matvec(picked, weights)\n'
         },
-        {"row_scores_tests": 0},
+        {},
     ),
     # attack: implicit conversion by an operator (ndarray * tensor defers to Tensor.__rmul__, which converts the row). Looks like the honest loop. 0: a copy per step.
     Submission(
