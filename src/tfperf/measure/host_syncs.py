@@ -41,9 +41,9 @@ is read like any value.
 Some eager ops read a device value on the host without any of those calls; each is counted as a read when it runs
 (in the block's own thread, by an op callback) on a value a GPU would hold (:func:`_on_device`: made in the block
 from device values, given, or any tensor neither int32, a shape, nor an integer the host made: converted from
-Python or NumPy (TensorFlow makes those on the CPU: ``pywrap_tensor.cc``), delivered by a ``tf.data`` iterator from
-host memory, or computed by an op TensorFlow pins to the host (:func:`_pinned_to_the_host`); for text, datasets and
-tables, only the first two, as a converted array is an upload):
+Python or NumPy (TensorFlow makes those on the CPU: ``pywrap_tensor.cc``), delivered by a ``tf.data`` pipeline of
+host data (:func:`_of_what_it_was_built`), or computed by an op TensorFlow pins to the host
+(:func:`_pinned_to_the_host`); for text, datasets and tables, only the first two, as a converted array is an upload):
 
 - making a tensor whose shape comes from the value: ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]``, ``tf.where(mask)``,
   ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
@@ -53,6 +53,9 @@ tables, only the first two, as a converted array is an upload):
   lookup tables run on the host);
 - checking it: ``tf.debugging.check_numerics``, ``tf.debugging.Assert`` (their GPU kernels wait for their verdict);
 - an op's ``InvalidArgumentError``, raised while executing eagerly: the error tells the host about the value.
+
+Reading the elements of a ``tf.data`` pipeline of host data, or what a pinned op makes of them, is not counted: they
+are in host memory. A ``tf.constant`` the learner reads is counted, as the chapters' examples count one.
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
@@ -531,7 +534,8 @@ def _of_what_it_was_built(dataset) -> bool:
                 getattr(op.op_def, "is_stateful", True) for op in function.graph.get_operations()
             ):
                 found = False
-    _pipelines[id(dataset)] = (weakref.ref(dataset), found)
+    with contextlib.suppress(TypeError):  # a pipeline that cannot be referred to weakly is looked at again
+        _pipelines[id(dataset)] = (weakref.ref(dataset), found)
     return found
 
 
