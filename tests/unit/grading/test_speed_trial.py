@@ -56,8 +56,9 @@ def test_only_the_last_two_samples_inputs_are_kept():
 
 
 def test_a_fast_answer_passes_and_the_pairs_stop_once_settled():
-    """10x against a 2x target: every pair above it, even with a sleep overslept under load, so 4 of 7 settle it."""
-    unfixed, answer = sides(sleeps(0.010), sleeps(0.001), inputs)
+    """20x against a 2x target: every pair above it, even with a sleep overslept under load (at 10x, one pair measured
+    1.86x while class grading ran beside), so 4 of 7 settle it."""
+    unfixed, answer = sides(sleeps(0.020), sleeps(0.001), inputs)
     verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=7)
     assert verdict.passed and len(verdict.ratios) == 4, verdict.measured
     assert "settled after 4 of 7 pairs" in verdict.measured and "ms per call" in verdict.measured
