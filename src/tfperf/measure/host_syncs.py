@@ -653,14 +653,13 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
     op_def = value_shapes.op_def(op_type)
     stateless = op_def is not None and not op_def.is_stateful
     pinned = op_def is not None and not any(on_device) and _pinned_to_the_host(op_type, tensors)
+    of_a_pipeline = (  # made on the host from a host pipeline's elements (and constants, shapes): read freely too
+        pinned and any(t in _host_made for t in tensors) and all(_read_freely(t) or t in _converted for t in tensors)
+    )
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
         if not hasattr(tensor, "_numpy_internal"):
             continue
-        if (
-            pinned
-            and any(t in _host_made for t in tensors)
-            and all(_read_freely(t) or t in _converted for t in tensors)
-        ):
+        if of_a_pipeline:
             _host_made.add(tensor)
         if pinned and _host_integer(tensor):
             continue

@@ -654,6 +654,9 @@ IN_THE_ROUND_TRIP = frozenset(
         "rt_own_steps_then_decoys",
         "om5_probe_1x1_per_step",
         "om5_honest_pipelined_blocks",
+        "om5_honest_dataset_range_starts",
+        "hi5_dataset_map_variable_iterator_before_training",
+        "hi5_honest_dataset_range_int_starts",
     }
 )
 
