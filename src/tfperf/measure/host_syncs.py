@@ -42,8 +42,9 @@ Some eager ops read a device value on the host without any of those calls; each 
 (in the block's own thread, by an op callback) on a value a GPU would hold (:func:`_on_device`: made in the block
 from device values, given, or any tensor neither int32, a shape, nor an integer the host made: converted from
 Python or NumPy (TensorFlow makes those on the CPU: ``pywrap_tensor.cc``), delivered by a ``tf.data`` pipeline of
-host data (:func:`_of_what_it_was_built`), or computed by an op TensorFlow pins to the host
-(:func:`_pinned_to_the_host`); for text, datasets and tables, only the first two, as a converted array is an upload):
+host data (:func:`_of_what_it_was_built`), or computed by a stateless op TensorFlow pins to the host
+(:func:`_pinned_to_the_host`; a stateful one, a ``tf.py_function``, may bring in a device value that is not among its
+inputs); for text, datasets and tables, only the first two, as a converted array is an upload):
 
 - making a tensor whose shape comes from the value: ``tf.zeros(n)``, ``tf.range(n)``, ``x[:n]``, ``tf.where(mask)``,
   ``tf.boolean_mask``; or a ``tf.function`` whose graph does, or branches on it (``tf.cond``, ``tf.while_loop``):
@@ -54,8 +55,10 @@ host data (:func:`_of_what_it_was_built`), or computed by an op TensorFlow pins 
 - checking it: ``tf.debugging.check_numerics``, ``tf.debugging.Assert`` (their GPU kernels wait for their verdict);
 - an op's ``InvalidArgumentError``, raised while executing eagerly: the error tells the host about the value.
 
-Reading the elements of a ``tf.data`` pipeline of host data, or what a pinned op makes of them, is not counted: they
-are in host memory. A ``tf.constant`` the learner reads is counted, as the chapters' examples count one.
+Reading an integer converted from Python or NumPy (``int(tf.constant(7))``), the elements of a ``tf.data`` pipeline of
+host data or its ``reduce`` by a function of them alone, or what a pinned op makes of these, is not counted: they are
+in host memory. A float or bool ``tf.constant`` the learner reads is counted, as the chapters' examples count one
+(``loss = tf.constant(0.25)`` stands for a loss).
 
 How: while a block runs, the eager tensor's conversion methods (``_numpy`` and the C
 method under it, ``_numpy_internal``), NumPy's converters, the tensor's NumPy dispatch
@@ -282,6 +285,10 @@ class _Marked:
         key = id(value)
         self._refs[key] = weakref.ref(value, lambda _, key=key: self._refs.pop(key, None))
 
+    def discard(self, value) -> None:
+        if value in self:
+            del self._refs[id(value)]
+
     def __contains__(self, value) -> bool:
         ref = self._refs.get(id(value))
         return ref is not None and ref() is value
@@ -296,14 +303,20 @@ def _is_shape_value(tensor) -> bool:
 
 
 _host_made = _Marked()  # a host pipeline's elements, and what pinned ops make of them: reading them is free
-_converted = _Marked()  # tensors converted from Python or NumPy in a block (read like any value: the lessons' model)
+_converted = _Marked()  # converted from Python or NumPy in a block, and integers pinned ops made of those alone
 
 
 def _read_freely(tensor) -> bool:
-    """Whether reading ``tensor``'s value is not a sync: a shape, size or rank of a given tensor, or an element a
-    pipeline of host data delivered (:func:`_of_what_it_was_built`) or what an op TensorFlow pins to the host made of
-    one (:data:`_host_made`). A converted constant is read like any value, as the chapters' examples count it."""
-    return _is_shape_value(tensor) or tensor in _host_made or (tensor in _converted and _constant_value_reads())
+    """Whether reading ``tensor``'s value is not a sync: a shape, size or rank of a given tensor, an integer converted
+    from Python or NumPy, an element a pipeline of host data delivered (:func:`_of_what_it_was_built`), a host
+    pipeline's ``reduce`` of such, or what an op TensorFlow pins to the host made of them (:data:`_host_made`); not a
+    tensor a check gave (it stands for the device's). A converted float or bool is read like any value, as the
+    chapters' examples count one (``loss = tf.constant(0.25)``), unless TensorFlow reads it back itself."""
+    if _is_shape_value(tensor):
+        return True
+    if tensor in _host_made or (tensor in _converted and tensor in _host_values):  # host integers, not a float
+        return tensor not in _given
+    return tensor in _converted and _constant_value_reads()
 
 
 def _constant_value_reads() -> bool:
@@ -347,6 +360,9 @@ def _marking_shape_values(original):
         given = kwargs.get("input", args[0] if args else None)
         if all(t in _given for t in (given if isinstance(given, (list, tuple)) else (given,))):
             _mark_shape_values(result)
+        else:  # eager tf.size and tf.rank convert the shape Python holds: a made tensor's is read like any value
+            for tensor in result if isinstance(result, (list, tuple)) else (result,):
+                _converted.discard(tensor)
         return result
 
     return shape_op
@@ -459,9 +475,47 @@ def _host_data_among(values) -> tuple[int, int]:
 _HOLDERS = frozenset({np.ndarray, list, tuple})  # what host data comes in (most ops get tensors and attributes)
 
 
+def _plain_host_value(value) -> bool:
+    """Python's or NumPy's numbers, alone or in lists: what an op converts into a tensor in host memory."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain_host_value(item) for item in value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.dtype != object
+    return type(value) in (int, float, bool)
+
+
+def _plain_inputs(op_name: str, values) -> list[bool] | None:
+    """For each of an op's (flattened) inputs given to the fast path, whether it is Python's or NumPy's numbers."""
+    op_def = value_shapes.op_def(op_name)
+    if op_def is None:
+        return None
+    flags: list[bool] = []
+    for arg, value in zip(op_def.input_arg, values):
+        if (arg.number_attr or arg.type_list_attr) and isinstance(value, (list, tuple)):
+            flags.extend(_plain_host_value(item) for item in value)
+        else:
+            flags.append(_plain_host_value(value))
+    return flags if any(flags) else None
+
+
+_PLAIN_TYPES = frozenset({int, float, bool, np.ndarray, list, tuple})
+
+
 def _counted_fast_path(original):
     def TFE_Py_FastPathExecute(*args):  # noqa: N802 (TensorFlow's name)
-        result = original(*args)  # converted in C++, where no wrapper sees it; counted once it ran (no fallback)
+        plain = None  # the inputs C++ converts from Python's numbers: marked by the op's callback (:func:`_on_op`)
+        if (
+            _patches.active
+            and not _depth()
+            and any(type(v) in _PLAIN_TYPES or isinstance(v, np.generic) for v in args[3:])
+        ):
+            flags = _plain_inputs(args[1], args[3:])
+            plain = (args[1], flags) if flags else None
+        before, _inside.fast_inputs = getattr(_inside, "fast_inputs", None), plain
+        try:
+            result = original(*args)  # converted in C++, where no wrapper sees it; counted once it ran (no fallback)
+        finally:
+            _inside.fast_inputs = before
         if _patches.active and not _depth() and any(type(value) in _HOLDERS for value in args[3:]):
             count, nbytes = _host_data_among(args[3:])  # context, op's name, name, then inputs and attributes
             if count:
@@ -529,14 +583,37 @@ def _of_what_it_was_built(dataset) -> bool:
         except (AttributeError, TypeError):
             found = False
             break
-        for function in functions:
-            if function.captured_inputs or any(
-                getattr(op.op_def, "is_stateful", True) for op in function.graph.get_operations()
-            ):
-                found = False
+        found = all(_of_its_inputs(function) for function in functions)
     with contextlib.suppress(TypeError):  # a pipeline that cannot be referred to weakly is looked at again
         _pipelines[id(dataset)] = (weakref.ref(dataset), found)
     return found
+
+
+def _of_its_inputs(function) -> bool:
+    """Whether a traced function's outputs come only from its inputs: it captures no tensor and runs no stateful op
+    (a variable's read, a random op, Python)."""
+    return not function.captured_inputs and not any(
+        getattr(op.op_def, "is_stateful", True) for op in function.graph.get_operations()
+    )
+
+
+def _counted_reduce(original):
+    def reduce(self, *args, **kwargs):
+        _inside.reduced = None  # set by :func:`_on_op` when its ``ReduceDataset`` ran on host values
+        result = original(self, *args, **kwargs)
+        plain, _inside.reduced = getattr(_inside, "reduced", None), None
+        if plain and _patches.active and not _depth():
+            from tensorflow import nest
+
+            with _Nested():  # the course's own look at the pipeline: no read of the answer's
+                built = _of_what_it_was_built(self)
+            for tensor in nest.flatten(result) if built else ():
+                if hasattr(tensor, "_numpy_internal"):  # tf.data's ops run on the host: so does its reduction
+                    _host_made.add(tensor)
+                    _host_integer(tensor)
+        return result
+
+    return reduce
 
 
 def _counted_next(original):
@@ -648,19 +725,33 @@ def _on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: 
         for tensor in results:
             _host_values.add(tensor)
         return None
+    plain = getattr(_inside, "fast_inputs", None)
+    if plain is not None and plain[0] == op_type and len(plain[1]) == len(inputs or ()):
+        _inside.fast_inputs = None
+        for tensor, converted in zip(inputs, plain[1]):
+            if converted and hasattr(tensor, "_numpy_internal"):  # Python's numbers, converted by the op (C++)
+                _converted.add(tensor)
+                _host_integer(tensor)
     tensors = [t for t in inputs or () if hasattr(t, "dtype")]
     on_device = [_on_device(t) for t in tensors]
+    if op_type == "ReduceDataset":  # a pipeline's reduce (:func:`_counted_reduce`): of host values, by a plain function
+        function = dict(zip(attrs[::2], attrs[1::2])).get("f") if attrs else None
+        _inside.reduced = not any(on_device[1:]) and function is not None and _of_its_inputs(function)
     op_def = value_shapes.op_def(op_type)
     stateless = op_def is not None and not op_def.is_stateful
-    pinned = op_def is not None and not any(on_device) and _pinned_to_the_host(op_type, tensors)
+    # a stateful op (a tf.py_function, a variable's read) may bring a device value in that is not among its inputs
+    pinned = stateless and not any(on_device) and _pinned_to_the_host(op_type, tensors)
     of_a_pipeline = (  # made on the host from a host pipeline's elements (and constants, shapes): read freely too
         pinned and any(t in _host_made for t in tensors) and all(_read_freely(t) or t in _converted for t in tensors)
     )
+    of_constants = pinned and all(t in _converted for t in tensors)  # integers of Python's or NumPy's alone
     for tensor in results:  # TensorFlow computes small int32 results of host values on the host
         if not hasattr(tensor, "_numpy_internal"):
             continue
         if of_a_pipeline:
             _host_made.add(tensor)
+        elif of_constants:
+            _converted.add(tensor)
         if pinned and _host_integer(tensor):
             continue
         if any(on_device) or not stateless or tensor.dtype.name != "int32":
@@ -715,7 +806,7 @@ def _callback_removed() -> None:
 
 def _install(patches: Patches[HostSyncs]) -> None:
     from tensorflow.python import pywrap_tfe
-    from tensorflow.python.data.ops import iterator_ops
+    from tensorflow.python.data.ops import dataset_ops, iterator_ops
     from tensorflow.python.framework import constant_op, errors_impl, ops
     from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.ops import array_ops, gen_array_ops, script_ops
@@ -730,6 +821,7 @@ def _install(patches: Patches[HostSyncs]) -> None:
     patches.replace(pywrap_tfe, "TFE_Py_FastPathExecute", _counted_fast_path)
     patches.replace(script_ops.FuncRegistry, "__call__", _counted_host_function)
     patches.replace(iterator_ops.OwnedIterator, "_next_internal", _counted_next)
+    patches.replace(dataset_ops.DatasetV2, "reduce", _counted_reduce)
     for module, names in _SHAPE_OPS:
         for name in names:
             patches.replace(

@@ -177,7 +177,6 @@ HOST_INTEGERS_ATTACKED: list[Submission] = [
             "train": "@tf.function\ndef run_span(w, xs, ys, start, stop):\n    loss = gpu_sync.train_step(w, xs[start], ys[start])\n    for i in tf.range(start + 1, stop):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    total = tf.constant(int(xs.shape[0]), tf.int64)\n    block = tf.constant(every, tf.int64)\n    start = tf.constant(0, tf.int64)\n    while int(start) < int(total):                      # host int64s: reading them waits for nothing\n        stop = tf.minimum(start + block, total)         # int64 scalars in host memory, pinned to the CPU\n        loss = run_span(w, xs, ys, start, stop)\n        report(int(stop) - 1, float(loss))              # the block's one read of a device value\n        start = stop\n    return w.read_value()\n"
         },
         {},
-        gap="reading a tf.constant (int() of the bounds it moves on) is counted as a read, as the chapters' examples count one, though TensorFlow makes it on the host: the course's model of a read, kept for its lessons",
     ),
     # honest: An iterator of (start, stop) pairs, made before training from a host range mapped with int64 arithmetic (tf.minimum(s + every, steps)), feeds one graph per block bounded by those host ints; the reported step is int(stop) - 1, the loss read once per block. Full points.
     Submission(
@@ -202,7 +201,6 @@ HOST_INTEGERS_ATTACKED: list[Submission] = [
             "train": "@tf.function\ndef run_span(w, xs, ys, start, stop):\n    loss = gpu_sync.train_step(w, xs[start], ys[start])\n    for i in tf.range(start + 1, stop):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    steps = int(xs.shape[0])\n    w = tf.Variable(w0)\n    blocks = tf.data.Dataset.range(0, steps, every).reduce(tf.constant(0, tf.int64), lambda count, s: count + 1)\n    for k in range(int(blocks)):                        # an int64 tf.data made on the host\n        start = tf.cast(tf.constant(k * every, tf.int64), tf.int32)   # a pinned cast of a host int64\n        stop = tf.minimum(start + every, steps)\n        loss = run_span(w, xs, ys, start, stop)\n        report(int(stop) - 1, float(loss))\n    return w.read_value()\n"
         },
         {},
-        gap="Dataset.reduce's result (an op on a dataset handle) is taken for a device value, so int() of it is counted as a read",
     ),
     # honest: Dataset.range(steps).batch(every) delivers each block's step indices (an int64 vector from host memory); tf.gather(xs, idx) picks the block's batches on the device (its shape is the indices' shape: nothing sized by a value), the block size is idx.shape[0], one graph per block, one float() per block. Full points.
     Submission(

@@ -213,6 +213,12 @@ def test_reading_a_host_pipelines_elements_is_not_a_sync_unless_it_reads_state()
         "as_numpy_iterator of host arrays": lambda: list(
             tf.data.Dataset.from_tensor_slices(np.arange(3)).as_numpy_iterator()
         ),
+        "int() of an integer tf.constant, and of a pinned op on it": lambda: int(
+            tf.minimum(tf.constant(7, tf.int64) + 1, 9)
+        ),
+        "int() of a host range's reduce": lambda: int(
+            tf.data.Dataset.range(4).reduce(tf.constant(0, tf.int64), lambda count, _: count + 1)
+        ),
     }
     for what, read in free.items():
         with host_syncs.counting() as syncs:
@@ -224,7 +230,21 @@ def test_reading_a_host_pipelines_elements_is_not_a_sync_unless_it_reads_state()
             2,
         ),
         "a shape of a tensor made in the block, through a pinned op": (lambda: int(tf.shape(made * 2)[0] + 1), 1),
-        "a tf.constant (the chapters' examples read one)": (lambda: int(tf.constant(7, tf.int64)), 1),
+        "a float tf.constant (the chapters' examples read one for a loss)": (lambda: float(tf.constant(0.25)), 1),
+        "a tf.py_function of a host integer, returning a device value it holds": (
+            lambda: int(
+                tf.py_function(lambda i: tf.cast(tf.reduce_sum(made), tf.int32) + i, [tf.constant(1)], tf.int32)
+            ),
+            1,
+        ),
+        "a reduce whose function reads a variable": (
+            lambda: int(tf.data.Dataset.range(4).reduce(tf.constant(0, tf.int64), lambda count, _: count + v)),
+            1,
+        ),
+        "a reduce that starts from a device value (taken to the host, then read)": (
+            lambda: int(tf.data.Dataset.range(4).reduce(tf.cast(tf.reduce_sum(made), tf.int64), lambda c, _: c + 1)),
+            2,
+        ),
     }
     for what, (read, reads) in counted.items():
         with host_syncs.counting() as syncs:
@@ -447,7 +467,7 @@ def test_a_py_functions_reads_of_its_inputs_are_one_crossing_a_call():
     assert [step for step, _ in seen] == [1, 3, 5]
     assert syncs.count == 3, syncs.describe()
     with host_syncs.counting() as syncs:  # outside a py_function, each read is one
-        step, loss = tf.constant(1), tf.constant(0.5)
+        step, loss = tf.cast(tf.constant(1.5), tf.int32), tf.constant(0.5)  # a device's int32, and a loss
         int(step), float(loss)
     assert syncs.count == 2
 
