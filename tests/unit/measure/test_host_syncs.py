@@ -199,9 +199,10 @@ def test_values_made_on_the_host_size_tensors_without_a_wait():
         assert syncs.kinds == {host_syncs.KINDS["making"]: 1}, (what, syncs.describe())
 
 
-def test_reading_a_host_pipelines_elements_is_not_a_sync_unless_it_reads_state():
-    """tf.data's ops run on the host: its elements are in host memory, unless a function of the pipeline reads a
-    variable (which the training may write) or runs Python."""
+def test_reading_integers_the_host_made_is_not_a_sync_unless_state_or_the_device_went_in():
+    """Python's integers converted, and tf.data's elements (its ops run on the host), are in host memory, and so is
+    what a stateless op pinned to the host makes of them; not where a function of the pipeline reads a variable
+    (which the training may write) or runs Python, nor what a tf.py_function returns."""
     v = tf.Variable(3, dtype=tf.int64)
     made = tf.zeros([4])
     free = {
