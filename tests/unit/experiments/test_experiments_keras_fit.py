@@ -194,3 +194,28 @@ def test_fit_throughput_plot_labels_n_with_whole_numbers(ns):
         shown = [label.get_text() for label in labelled_ticks(ax.xaxis)]
         assert shown and all(float(text) == int(float(text)) for text in shown), shown
     plt.close(fig)
+
+
+def test_an_eager_custom_step_reads_what_the_compiled_one_reads():
+    """Chapter 3, section 5: the eager gradient of a sum calls ``.numpy()`` on its axes (``_SumGrad``), which
+    ``_ReductionDims`` made on the host from ``np.arange``: not a read of the device's, so not counted."""
+
+    class Step(keras.Sequential):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = self.compute_loss(x=x, y=y, y_pred=self(x, training=True))
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
+            return {"loss": loss}
+
+    x, y = keras_fit.make_data(16 * 4, seed=1)
+    reads = {
+        options.get("run_eagerly", False): keras_fit.host_reads_per_step(
+            keras_fit.compile_classifier(keras_fit.build_classifier(model_class=Step), metrics=(), **options),
+            x,
+            y,
+            batch=16,
+        )
+        for options in ({}, {"run_eagerly": True})
+    }
+    assert reads[True] == reads[False] > 0, reads
