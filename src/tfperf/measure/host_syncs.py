@@ -498,7 +498,7 @@ def _plain_inputs(op_name: str, values) -> list[bool] | None:
     return flags if any(flags) else None
 
 
-_PLAIN_TYPES = frozenset({int, float, bool, np.ndarray, list, tuple})
+_PLAIN_TYPES = _HOLDERS | {int, float, bool}  # and Python's numbers, which an op converts too
 
 
 def _counted_fast_path(original):
@@ -597,6 +597,13 @@ def _of_its_inputs(function) -> bool:
     )
 
 
+def _mark_host_made(tensors) -> None:
+    """Mark what a host pipeline delivered or reduced as read freely, and its integers as the host's for waits."""
+    for tensor in tensors:
+        _host_made.add(tensor)
+        _host_integer(tensor)
+
+
 def _counted_reduce(original):
     def reduce(self, *args, **kwargs):
         _inside.reduced = None  # set by :func:`_on_op` when its ``ReduceDataset`` ran on host values
@@ -607,10 +614,8 @@ def _counted_reduce(original):
 
             with _Nested():  # the course's own look at the pipeline: no read of the answer's
                 built = _of_what_it_was_built(self)
-            for tensor in nest.flatten(result) if built else ():
-                if hasattr(tensor, "_numpy_internal"):  # tf.data's ops run on the host: so does its reduction
-                    _host_made.add(tensor)
-                    _host_integer(tensor)
+            if built:  # tf.data's ops run on the host: so does its reduction
+                _mark_host_made([t for t in nest.flatten(result) if hasattr(t, "_numpy_internal")])
         return result
 
     return reduce
@@ -626,10 +631,8 @@ def _counted_next(original):
             ahead = _copies_to_device(getattr(self, "_dataset", None))
             with _Nested():  # the course's own look at the pipeline: no read of the answer's
                 built = not ahead and _of_what_it_was_built(getattr(self, "_dataset", None))
-            if built:
-                for tensor in tensors:  # tf.data's ops run on the host: its elements are the host's
-                    _host_made.add(tensor)
-                    _host_integer(tensor)
+            if built:  # tf.data's ops run on the host: its elements are the host's
+                _mark_host_made(tensors)
             _record_upload(
                 "a tf.data iterator, copied ahead by prefetch_to_device"
                 if ahead
