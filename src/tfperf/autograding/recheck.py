@@ -108,11 +108,16 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
                 return None, None, None  # not timed on this machine: nothing to build
             keep_counters_installed()  # as the answer's worker has them while timed
             due = eval(header["calls_back"], namespace) if header.get("calls_back") else None
+            if header.get("work"):  # the unfixed code's worker: the test cell's source, named for the answer's
+                current["work"] = eval(header["work"], namespace)
+                current["work_name"] = speed.work_name(current["work"])
+            elif header.get("work_name"):  # the answer's: the course's function, imported by that name
+                current["work"] = speed.work_named(header["work_name"])
             return eval(header["function"], namespace), eval(header["make_inputs"], namespace), due
 
     try:
         function, make_inputs, due = load()
-        ready: dict = {"ready": True, "condition": current.get("holds", True)}
+        ready: dict = {"ready": True, "condition": current.get("holds", True), "work": current.get("work_name")}
         if header.get("exercise"):
             ready |= speed.target_of(header["exercise"])
     except BaseException:
@@ -121,7 +126,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     send(replies, ready)
     reply = lambda head, arrays=None: send(replies, head, arrays)  # noqa: E731
     while True:
-        request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due)
+        request = serve_samples(lambda: receive(requests)[0], reply, function, make_inputs, due, current.get("work"))
         if request.get("do") == "bytes":  # the reference's bytes (the only reading asked of the unfixed code)
             try:
                 reply(traffic.read(request, current["namespace"]))
@@ -160,11 +165,13 @@ class Worker:
         env: dict | None = None,
         report_target: bool = False,
         direct: bool = True,
+        work: str | None = None,
     ):
         """``direct``: ``argv`` starts the worker itself, not a sandbox around it: its process serves the requests.
         Otherwise the worker's own process inside the sandbox serves them, found before it is sent anything (so
         before it runs any code but its own: :func:`_started_inside`). ``serving``: that process, None where it
-        was not found (the waits for a CPU are then not left out of its time making inputs)."""
+        was not found (the waits for a CPU are then not left out of its time making inputs). ``work``: the name of the
+        check's tally of work, as the unfixed code's worker gave it (``ready["work"]``), for the answer's worker."""
         self.what = what
         self.process = subprocess.Popen(
             argv,
@@ -185,6 +192,8 @@ class Worker:
                 "exercise": check.exercise if report_target else None,
                 "condition": check.condition if report_target else None,
                 "calls_back": check.calls_back if report_target else None,
+                "work": check.work if report_target else None,
+                "work_name": work,
             },
         )
         self.ready, _ = self._expect()
@@ -308,6 +317,7 @@ def recheck(
                     "the answer's process",
                     preexec_fn=sandbox.Limits().apply if sandboxed else None,
                     direct=not sandboxed,
+                    work=baseline.ready.get("work"),
                 )
                 verdicts.append(speed.timed_outside(check, baseline, answer, pairs=pairs))
             except NotRunnable as problem:

@@ -149,13 +149,16 @@ def serve_outside_checks(next_request, report, namespace: dict, arrays=lambda: [
         if request.get("do") != "speed":
             return
         try:
+            from tfperf.grading.speed import work_named
+
             function = eval(str(request["function"]), namespace)
             make_inputs = eval(str(request["make_inputs"]), namespace)
+            work = work_named(request["work"]) if request.get("work") else None  # the course's, not the namespace's
         except BaseException as err:  # noqa: BLE001 (reported: the grading process decides)
             report({"error": _failure(err)})
             continue
         report({"ready": True})
-        serve_samples(next_request, report, function, make_inputs)
+        serve_samples(next_request, report, function, make_inputs, work=work)
 
 
 # ---------------------------------------------------------------- the judge's calls, answered here
@@ -377,12 +380,14 @@ def serve_samples(
     function: Callable[..., Any],
     make_inputs: Callable[[], Any],
     due: Callable[..., list] | None = None,
+    work: Callable[[], dict] | None = None,
 ) -> dict:
-    """Answer ``prepare``, ``run``, ``result`` and ``calls_back`` requests until another one comes (``end``,
+    """Answer ``prepare``, ``run``, ``result``, ``calls_back`` and ``work`` requests until another one comes (``end``,
     ``exit``, ``reset``); returns that one. The samples are kept as a side in the kernel keeps them
     (:class:`tfperf.grading.speed_trial.Samples`); here each seed's inputs are made :func:`seeded`, what the calls
     print is captured (or, for a ``run`` with a ``witness``, read by the asking process), and an error is sent as its
-    traceback. ``due``: the check's ``calls_back`` (in the unfixed code's worker)."""
+    traceback. ``due``: the check's ``calls_back`` (in the unfixed code's worker); ``work``: its tally of work
+    (:class:`tfperf.grading.speed_trial.Samples`)."""
     from tfperf.grading.printing import witnessed_call
     from tfperf.grading.results import call_numbers
     from tfperf.grading.speed import calls_due
@@ -400,7 +405,7 @@ def serve_samples(
         with logs.captured_output():
             return work()
 
-    samples = Samples(function, make, called_back)
+    samples = Samples(function, make, called_back, work)
     while True:
         request = next_request()
         try:
@@ -419,6 +424,8 @@ def serve_samples(
                 reply({"ok": True})
             elif request.get("do") == "counted":
                 reply({"ok": True, **samples.counts()})
+            elif request.get("do") == "work":
+                reply({"ok": True, "work": samples.worked(int(request["index"]))})
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
                 numbers = [call_numbers(call) for call in samples.calls[index]]

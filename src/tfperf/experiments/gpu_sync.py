@@ -63,6 +63,9 @@ MARKED_RUNS = 1024
 #: The largest change of the step size a mark makes (:func:`marked`): each run's step is scaled by ``1 + e``,
 #: ``|e|`` up to this.
 MARK_SIZE = 0.5
+#: The seed of marks that are all 1 (:func:`marks_of`): the runs as a call no check marks makes them, what they were
+#: given still summed. A check that uses it sees an answer that trains otherwise where it finds its runs unmarked.
+UNIT_MARKS = -1
 
 
 def _state() -> dict:
@@ -109,6 +112,19 @@ def steps_run() -> int:
         return int(_compiled["runs"].numpy())
 
 
+def work_done() -> dict:
+    """The work :func:`train_step` has done in this process so far, as tensors read without a wait (a speed check's
+    ``work``, :func:`tfperf.grading.assert_speedup`): its runs, and the sum of what each run was given (the sums of its
+    batch, its targets and its weights as it found them, and their size; scaled by the marks inside a :func:`marked`
+    block, by 1 elsewhere). Two calls that train with these runs on the same batches from the same weights add the same
+    to both; a run on a probe, a copy or a made-up batch adds something else."""
+    state = _state()
+    return {
+        "runs of gpu_sync.train_step": state["runs"].read_value(),
+        "the sum of what those runs were given (batches, targets, weights)": state["given"].read_value(),
+    }
+
+
 def draw_marks() -> int:
     """A seed for :func:`marked`, drawn from the system's randomness: a check draws one per call."""
     import secrets
@@ -118,7 +134,10 @@ def draw_marks() -> int:
 
 def marks_of(seed: int) -> np.ndarray:
     """The factors :func:`marked` scales the step sizes by, for ``seed``: ``1 + e``, ``e`` uniform within
-    :data:`MARK_SIZE`, one per counted run (computed with NumPy, the same in every process)."""
+    :data:`MARK_SIZE`, one per counted run (computed with NumPy, the same in every process); all 1 for
+    :data:`UNIT_MARKS`."""
+    if int(seed) == UNIT_MARKS:
+        return np.ones(MARKED_RUNS, np.float32)
     rng = np.random.default_rng(int(seed))
     return (1.0 + MARK_SIZE * rng.uniform(-1.0, 1.0, MARKED_RUNS)).astype(np.float32)
 

@@ -204,12 +204,13 @@ def _trial(
     atol: float,
     calls_back: Callable[..., list] | None,
     limits: speed_trial.CallLimits | None = None,
+    work: Callable[[], dict] | None = None,
 ) -> speed_trial.Verdict:
     """The course's one speed trial (:func:`tfperf.grading.speed_trial.trial`) in this process: interleaved pairs
     on new inputs, both sides' results compared, the kernel checked between pairs and nothing else running."""
     draws = speed_trial.Draws(make_inputs)
     quiet = logs.captured_stderr
-    answer = speed_trial.LocalSide(candidate, draws, who="Your function", record=recording, quiet=quiet)
+    answer = speed_trial.LocalSide(candidate, draws, who="Your function", record=recording, quiet=quiet, work=work)
     unfixed = speed_trial.LocalSide(
         baseline,
         draws,
@@ -217,6 +218,7 @@ def _trial(
         record=recording,
         due=lambda calls, args: calls_due(calls_back, calls, args),
         quiet=quiet,
+        work=work,
     )
     guard.assert_nothing_competes("The speed check")
     verdict = speed_trial.trial(
@@ -229,6 +231,7 @@ def _trial(
         every_pair=os.environ.get(ALL_PAIRS_ENV_VAR) == "1",
         between_pairs=lambda: guard.verify("The speed check"),
         limits=limits,
+        work=work is not None,
     )
     guard.assert_nothing_competes("The speed check")
     return verdict
@@ -250,6 +253,7 @@ def assert_speedup(
     calls_back: Callable[..., list] | None = None,
     host_syncs_at_most: int | None = None,
     uploads_at_most: int | None = None,
+    work: Callable[[], dict] | None = None,
 ) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
@@ -275,6 +279,12 @@ def assert_speedup(
     that each of the candidate's calls may make, counted on every timed call (:class:`tfperf.grading.speed_trial.
     CallsCounted`, both sides counted alike), as :func:`tfperf.grading.assert_host_syncs_at_most` and
     :func:`tfperf.grading.assert_uploads_at_most` count one call: a rule the cell counts holds on the timed calls too.
+
+    ``work``: a function of the course's that tallies work done in the process (numbers by name, as tensors:
+    :func:`tfperf.experiments.gpu_sync.work_done`); each compared call must add to it what the unfixed code's call on
+    the same inputs adds, on the untimed and the timed calls alike, so an answer that does the checked work only where
+    it can tell it is checked fails (:class:`tfperf.grading.speed_trial.Samples`). The grading process's answer worker
+    imports it by name (:func:`work_named`), never from the notebook's namespace.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target
@@ -315,6 +325,7 @@ def assert_speedup(
         atol=atol,
         calls_back=calls_back,
         limits=speed_trial.CallLimits(host_syncs_at_most, uploads_at_most),
+        work=work,
     )
     if verdict.problem:
         raise GradingFailure(f"The speed check stopped at a timed call: {verdict.problem}.{reread(section)}")
@@ -359,6 +370,7 @@ class SpeedCheck:
     calls_back: str | None = None  # its ``calls_back`` (source): evaluated in the unfixed code's worker only
     host_syncs_at_most: int | None = field(default_factory=lambda: _default("host_syncs_at_most"))
     uploads_at_most: int | None = field(default_factory=lambda: _default("uploads_at_most"))
+    work: str | None = None  # its ``work`` (source): evaluated in the unfixed code's worker, which names it
 
 
 def _default(name: str) -> object:
@@ -406,6 +418,7 @@ def speed_checks(source_nb) -> list[SpeedCheck]:
                     else ast.get_source_segment(cell.source, given["calls_back"]),
                     host_syncs_at_most=literal(given["host_syncs_at_most"]),
                     uploads_at_most=literal(given["uploads_at_most"]),
+                    work=None if given["work"] is None else ast.get_source_segment(cell.source, given["work"]),
                 )
             )
     return found
@@ -448,7 +461,31 @@ def timed_outside(
         time_limit=time_limit,
         from_proc=True,
         limits=speed_trial.CallLimits(check.host_syncs_at_most, check.uploads_at_most),
+        work=check.work is not None,
     )
+
+
+def work_name(work: Callable[[], dict]) -> str:
+    """The name a worker imports a check's ``work`` by (:func:`work_named`): ``module:qualified name``. In the unfixed
+    code's worker, which evaluated the test cell's source; only a function of the course's has one."""
+    module, name = getattr(work, "__module__", "") or "", getattr(work, "__qualname__", "")
+    if not module.startswith("tfperf.") or not name or "<" in name:
+        raise ValueError(f"a speed check's work must be a function of the course's, not {work!r}")
+    return f"{module}:{name}"
+
+
+def work_named(name: str) -> Callable[[], dict]:
+    """The course's function :func:`work_name` named, imported here: in the answer's worker, not read from the
+    namespace where the answer ran (which could have bound the name to something else)."""
+    import importlib
+
+    module, _, qualified = str(name).partition(":")
+    if not module.startswith("tfperf.") or not qualified:
+        raise ValueError(f"not a function of the course's: {name!r}")
+    found: Any = importlib.import_module(module)
+    for part in qualified.split("."):
+        found = getattr(found, part)
+    return found
 
 
 #: A cell the judge ran is timed here too: the judge checks results only, never a clock (it would time the pipes).
@@ -479,7 +516,7 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
             outcome.printed += f"{said}: not timed on this machine ({check.condition} is false there).\n"
             return
         before = [tracing.counted(answer, t) for t in traces]
-        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs)
+        answer.ask(do="speed", function=check.candidate, make_inputs=check.make_inputs, work=baseline.ready.get("work"))
     except NotRunnable as problem:
         outcome.fail(f"{said}: {problem}")
         return

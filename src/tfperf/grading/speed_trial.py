@@ -7,7 +7,8 @@ out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf
 ``ask(do="prepare", seeds=[...])`` makes a sample's inputs, one per seed, before the clock starts;
 ``ask(do="run", count=n)`` runs the function on the first ``n`` (timed here, around the request); ``ask(do="result",
 index=i)`` returns call ``i``'s result as NumPy arrays; ``request(do="calls_back", index=i)`` the calls it made of the
-functions among its inputs. Two sides given the same seed compute on the same inputs.
+functions among its inputs; ``request(do="work", index=i)`` what call ``i`` added to the course's tally of work, where the
+check names one (:class:`Samples`). Two sides given the same seed compute on the same inputs.
 """
 
 from __future__ import annotations
@@ -111,6 +112,25 @@ def _same_calls(answer, baseline, index: int, close: Closeness) -> str | None:
     return None if problem is None else f"in a timed call, {problem}"
 
 
+def _same_work(answer, baseline, index: int) -> str | None:
+    """Whether the answer's call ``index`` of its last sample added to the course's tally of work (:class:`Samples`)
+    what the unfixed code's call on the same inputs (its sample's first) added, to float tolerance (a sum of float32
+    values made in another order differs in its last bits)."""
+    import numpy as np
+
+    got = answer.request(do="work", index=index)["work"]
+    expected = baseline.request(do="work", index=0)["work"]
+    for name, value in expected.items():
+        mine = got.get(name)
+        if mine is None or not np.isclose(float(mine), float(value), rtol=1e-5, atol=1e-3):
+            said = "none" if mine is None else f"{float(mine):.10g}"
+            return (
+                f"in a timed call, the {name}: {said}, against {float(value):.10g} in the unfixed code's call on the "
+                "same inputs: the timed calls must do the work the checked calls do"
+            )
+    return None
+
+
 def _compare(got: list, expected: list, close: Closeness) -> str | None:
     import numpy as np
 
@@ -175,6 +195,7 @@ def trial(
     between_pairs: Callable[[], None] | None = None,
     from_proc: bool = False,
     limits: CallLimits | None = None,
+    work: bool = False,
 ) -> Verdict:
     """Time ``answer`` against ``baseline`` (sides: ``ask(do=...)``) as interleaved pairs on new inputs.
 
@@ -195,7 +216,10 @@ def trial(
     kernel's guard). ``time_limit``: seconds the whole timing may take, as a test cell's time limit bounds a check
     (an answer slow on the timed calls only made one check take minutes); past it, the check fails. ``limits``:
     the host reads and uploads one call may make, counted on every call of both sides (:class:`CallsCounted`: both
-    pay the same count) and checked on the answer's."""
+    pay the same count) and checked on the answer's. ``work``: each compared call also added to the course's tally of
+    work (:class:`Samples`' ``work``) what the unfixed code's call on the same inputs added: a rule the cell checks on
+    calls of its own (chapter 5's steps, each ``train_step`` on the weights and the batch) holds on the timed calls
+    too, where an answer might tell them apart and do other work."""
     started = timing.now()
     verdict = Verdict(exercise, target)
     pid = getattr(getattr(answer, "process", None), "pid", None)
@@ -206,8 +230,14 @@ def trial(
     def same_result(seed: int, index: int) -> str | None:
         baseline.ask(do="prepare", seeds=[seed])
         baseline.ask(do="run")
-        return _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), close) or _same_calls(
-            answer, baseline, index, close
+        return compared(index)
+
+    def compared(index: int) -> str | None:
+        """The answer's call ``index`` against the unfixed code's last sample's first call (the same inputs)."""
+        return (
+            _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), close)
+            or _same_calls(answer, baseline, index, close)
+            or (_same_work(answer, baseline, index) if work else None)
         )
 
     if limits:
@@ -220,9 +250,7 @@ def trial(
         _, alone[answer] = timing.stopwatch(lambda: answer.ask(do="run"), sync=lambda: None)
         baseline.ask(do="prepare", seeds=[seed])
         _, alone[baseline] = timing.stopwatch(lambda: baseline.ask(do="run"), sync=lambda: None)
-        if problem := _compare(
-            answer.ask(do="result", index=0), baseline.ask(do="result", index=0), close
-        ) or _same_calls(answer, baseline, 0, close):
+        if problem := compared(0):
             verdict.problem = problem
             return verdict
     calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
@@ -288,10 +316,7 @@ def trial(
                         f"your code kept computing while the unfixed code was timed ({busy:.2f} s of CPU in "
                         f"{took[worker]:.2f} s): answers must not leave work running in the background"
                     )
-            expected = baseline.ask(do="result", index=0)
-            if problem := _compare(answer.ask(do="result", index=kept), expected, close) or _same_calls(
-                answer, baseline, kept, close
-            ):
+            if problem := compared(kept):
                 return problem
             for worker in order:
                 seconds[worker].append(took[worker] / calls[worker])
@@ -402,20 +427,24 @@ class Samples:
     ``count``), every result made concrete inside the request (:func:`tfperf.measure.timing.settle`) and the device
     waited for before and after, ``around(work)`` running the calls (to capture or read what they print);
     :meth:`result` gives one result as arrays (:func:`leaves`); ``made`` and ``calls`` stay readable for the calls'
-    comparison."""
+    comparison. ``work``, where given, is the course's tally of work (a function of no arguments returning numbers by
+    name, as tensors read without a wait, such as :func:`tfperf.experiments.gpu_sync.work_done`): it is read before
+    and after each call, its result settled, and :meth:`worked` gives what the call added, read after the clock."""
 
     def __init__(
         self,
         function: Callable[..., Any],
         make: Callable[[list[int]], list[tuple]],
         record: Callable[[tuple, list], tuple],
+        work: Callable[[], dict] | None = None,
     ) -> None:
-        self.function, self.make, self.record = function, make, record
+        self.function, self.make, self.record, self.work = function, make, record, work
         self.made: list[tuple] = []  # each sample's inputs as made (its functions not replaced)
         self.calls: list[list] = []  # each sample's calls of those functions
         self.inputs: list[tuple] = []
         self.results: list = []
         self.counted: CallsCounted | None = None  # with :meth:`count_calls`: every call's reads and uploads
+        self.tallies: list[tuple[dict, dict]] = []  # with ``work``: the tally before and after each call run
 
     def prepare(self, seeds: list[int]) -> None:
         self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
@@ -428,8 +457,27 @@ class Samples:
         for recorded in self.calls[: len(chosen)]:
             recorded.clear()  # a sample run again records its calls again
         device.sync()
-        self.results = around(lambda: [timing.settle(self._call(args)) for args in chosen])
+        self.tallies = []
+        self.results = around(lambda: [self._settled_call(args) for args in chosen])
         device.sync()
+
+    def _settled_call(self, args: tuple) -> Any:
+        if self.work is None:
+            return timing.settle(self._call(args))
+        before = self.work()
+        result = timing.settle(self._call(args))
+        self.tallies.append((before, self.work()))
+        return result
+
+    def worked(self, index: int) -> dict:
+        """What call ``index`` of the last run added to the tally of work, by name (empty without ``work``)."""
+        from tfperf.measure import host_syncs
+
+        if self.work is None:
+            return {}
+        before, after = self.tallies[index]
+        with host_syncs.uncounted():  # the grading's own reads
+            return {name: float(after[name]) - float(before[name]) for name in after}
 
     def _call(self, args: tuple) -> Any:
         if self.counted is None:
@@ -508,8 +556,8 @@ class LocalSide:
     what a worker answers (:func:`tfperf.autograding.worker.serve_samples`). The functions among a call's inputs
     are replaced by ``record(args, calls)`` (:func:`tfperf.grading.speed.recording`), which notes each call's numbers;
     ``due(calls, args)``, where given, gives the calls an answer owes from the unfixed code's; ``quiet()``, where
-    given, a context the calls run in. An exception from ``function`` becomes a :class:`GradingFailure` naming
-    ``who``."""
+    given, a context the calls run in; ``work``, where given, the course's tally of work (:class:`Samples`). An
+    exception from ``function`` becomes a :class:`GradingFailure` naming ``who``."""
 
     def __init__(
         self,
@@ -520,8 +568,9 @@ class LocalSide:
         record: Callable[[tuple, list], tuple],
         due: Callable[[list, tuple], list] | None = None,
         quiet: Callable[[], Any] | None = None,
+        work: Callable[[], dict] | None = None,
     ) -> None:
-        self.samples = Samples(function, draws.sample, record)
+        self.samples = Samples(function, draws.sample, record, work)
         self.draws = draws
         self.who, self.due, self.quiet = who, due, quiet or contextlib.nullcontext
 
@@ -560,5 +609,7 @@ class LocalSide:
         if request.get("do") == "counted":
             return self.samples.counts()
         index = int(request["index"])
+        if request.get("do") == "work":
+            return {"work": self.samples.worked(index)}
         calls = self.samples.calls[index]
         return {"calls": calls if self.due is None else self.due(calls, self.samples.made[index])}

@@ -653,6 +653,7 @@ IN_THE_ROUND_TRIP = frozenset(
         "rt_rewind_counter_variable",
         "rt_own_steps_then_decoys",
         "om5_probe_1x1_per_step",
+        "om5_detect_unmarked_fast_path",
         "om5_honest_pipelined_blocks",
         "om5_honest_dataset_range_starts",
         "hi5_dataset_map_variable_iterator_before_training",

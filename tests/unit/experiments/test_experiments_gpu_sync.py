@@ -95,6 +95,39 @@ def test_marked_runs_match_only_the_same_runs_in_the_same_order():
     assert np.all(np.abs(gpu_sync.marks_of(seed) - 1) <= gpu_sync.MARK_SIZE)
 
 
+def test_unit_marks_train_as_unmarked_and_the_tally_of_work_tells_a_probe_from_the_runs():
+    """Marks of 1 (``UNIT_MARKS``) leave each step as written and still sum what the runs were given; the tally a speed
+    check reads around each timed call (``work_done``) grows by the same for the same runs on the same data, and by
+    other sums for as many runs on a probe."""
+    w0, xs, ys = gpu_sync.make_problem(12, seed=5)
+    assert np.array_equal(gpu_sync.marks_of(gpu_sync.UNIT_MARKS), np.ones(gpu_sync.MARKED_RUNS, np.float32))
+    with gpu_sync.marked(gpu_sync.UNIT_MARKS) as unit:
+        under_unit_marks = _steps_eagerly(w0, xs, ys)
+    assert np.array_equal(under_unit_marks, _steps_eagerly(w0, xs, ys))
+    with gpu_sync.marked(gpu_sync.UNIT_MARKS) as on_a_probe:
+        probe = tf.Variable(tf.zeros([1, 1]))
+        for _run in range(int(xs.shape[0])):
+            gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1]))
+    assert unit.given is not None and not unit.same_given(on_a_probe.given)
+
+    def tallied(work):
+        before = gpu_sync.work_done()
+        work()
+        after = gpu_sync.work_done()
+        return {name: float(after[name]) - float(before[name]) for name in after}
+
+    def in_a_graph():
+        gpu_sync.train_steps(tf.Variable(w0), xs, ys)
+
+    eagerly, graphed = tallied(lambda: _steps_eagerly(w0, xs, ys)), tallied(in_a_graph)
+    probed = tallied(lambda: [gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1])) for _ in range(12)])
+    runs, given = list(eagerly)
+    assert eagerly[runs] == graphed[runs] == probed[runs] == 12
+    assert np.isclose(eagerly[given], graphed[given], rtol=1e-5, atol=1e-3)
+    assert np.isclose(eagerly[given], unit.given, rtol=1e-5, atol=1e-3)
+    assert not np.isclose(eagerly[given], probed[given], rtol=1e-5, atol=1e-3)
+
+
 def test_sync_costs_records_and_plot():
     import matplotlib.pyplot as plt
 

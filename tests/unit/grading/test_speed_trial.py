@@ -93,6 +93,73 @@ def test_an_answer_wrong_on_some_calls_only_is_caught_among_the_timed_calls():
     assert not verdict.passed and "differs from the unfixed code's" in verdict.problem
 
 
+def test_the_work_a_check_tallies_must_be_done_on_every_compared_call_timed_or_not():
+    """A check's ``work`` (a tally the course keeps: chapter 5's runs of ``train_step`` and what they were given) must
+    grow by what the unfixed code's call on the same inputs adds. An answer that does that work on the first calls only
+    (where it could tell it is checked) returns the same results and is caught on a timed call; one that does it on
+    every call passes."""
+    tally = {"steps": 0.0, "given": 0.0}
+
+    def work():
+        return dict(tally)
+
+    def steps(x, scale=1.0):
+        tally["steps"] += x.size
+        tally["given"] += scale * float(np.abs(x).sum())
+
+    def unfixed_code(x):
+        time.sleep(0.004)
+        steps(x)
+        return x * 2
+
+    def honest(x):
+        steps(x)
+        return x * 2
+
+    def honest_on_the_first_calls(function):
+        calls = []
+
+        def answer(x):
+            calls.append(1)
+            if len(calls) <= 6:  # the untimed calls and those that size a sample
+                steps(x)
+            else:
+                function(x)
+            return x * 2
+
+        return answer
+
+    probe = honest_on_the_first_calls(lambda x: steps(np.ones(1)))  # as many runs, given other data
+    fewer = honest_on_the_first_calls(lambda x: None)
+    for answer, problem in ((honest, None), (probe, "the steps: 1, against 4"), (fewer, "the steps: 0, against 4")):
+        draws = speed_trial.Draws(inputs)
+        verdict = speed_trial.trial(
+            speed_trial.LocalSide(unfixed_code, draws, who="The unfixed code", record=recording, work=work),
+            speed_trial.LocalSide(answer, draws, who="Your function", record=recording, work=work),
+            exercise="demo",
+            target=2.0,
+            close=CLOSE,
+            pairs=7,
+            work=True,
+        )
+        if problem is None:
+            assert verdict.passed, verdict.problem or verdict.measured
+        else:
+            assert not verdict.passed and problem in verdict.problem and "in a timed call" in verdict.problem
+            assert "the timed calls must do the work the checked calls do" in verdict.problem
+    # without ``work`` the trial compares results only: the answer that skips the work passes
+    draws = speed_trial.Draws(inputs)
+    verdict = speed_trial.trial(
+        speed_trial.LocalSide(unfixed_code, draws, who="The unfixed code", record=recording, work=work),
+        speed_trial.LocalSide(honest_on_the_first_calls(lambda x: None), draws, who="Your function", record=recording),
+        exercise="demo",
+        target=2.0,
+        close=CLOSE,
+        pairs=7,
+    )
+    assert verdict.passed, verdict.problem
+
+
 def test_an_exception_while_timed_names_who_raised():
     calls = []
 
