@@ -380,7 +380,7 @@ def serve_samples(
     function: Callable[..., Any],
     make_inputs: Callable[[], Any],
     due: Callable[..., list] | None = None,
-    work: Callable[[], dict] | None = None,
+    work: Callable[[int], Any] | None = None,
 ) -> dict:
     """Answer ``prepare``, ``run``, ``result``, ``calls_back`` and ``work`` requests until another one comes (``end``,
     ``exit``, ``reset``); returns that one. The samples are kept as a side in the kernel keeps them
@@ -410,7 +410,7 @@ def serve_samples(
         request = next_request()
         try:
             if request.get("do") == "prepare":
-                samples.prepare(list(request["seeds"]))
+                samples.prepare(list(request["seeds"]), request.get("tallies"))
                 reply({"ok": True})
             elif request.get("do") == "run":
                 witness = request.get("witness")  # the asking process reads what the calls print (printing.py)

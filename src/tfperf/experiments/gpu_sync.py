@@ -64,7 +64,7 @@ MARKED_RUNS = 1024
 #: ``|e|`` up to this.
 MARK_SIZE = 0.5
 #: The seed of marks that are all 1 (:func:`marks_of`): the runs as a call no check marks makes them, what they were
-#: given still summed. A check that uses it sees an answer that trains otherwise where it finds its runs unmarked.
+#: given summed as they are. :func:`unit_marks` draws such marks whose sum is weighted.
 UNIT_MARKS = -1
 
 
@@ -77,6 +77,7 @@ def _state() -> dict:
             runs = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_run")
             marked_from = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_steps_marked_from")
             marks = tf.Variable(tf.ones([MARKED_RUNS]), trainable=False, name="train_step_marks")
+            weights = tf.Variable(tf.ones([MARKED_RUNS]), trainable=False, name="train_step_given_weights")
             given = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_step_given")
 
         @tf.function
@@ -86,12 +87,13 @@ def _state() -> dict:
                 loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
             mark = tf.gather(marks, run)
             inputs = tf.reduce_sum(x) + tf.reduce_sum(y) + tf.reduce_sum(w) + tf.cast(tf.size(w), w.dtype)
-            given.assign_add(tf.cast(mark, tf.float64) * tf.cast(inputs, tf.float64))  # w as this run found it
+            weight = tf.cast(tf.gather(weights, run), tf.float64)  # the mark, or a tally's own weight
+            given.assign_add(weight * tf.cast(inputs, tf.float64))  # w as this run found it
             w.assign_sub(LEARNING_RATE * tf.cast(mark, w.dtype) * tape.gradient(loss, w))
             runs.assign_add(1)
             return loss
 
-        _compiled.update(step=step, runs=runs, marked_from=marked_from, marks=marks, given=given)
+        _compiled.update(step=step, runs=runs, marked_from=marked_from, marks=marks, given=given, weights=weights)
     return _compiled
 
 
@@ -112,17 +114,53 @@ def steps_run() -> int:
         return int(_compiled["runs"].numpy())
 
 
-def work_done() -> dict:
-    """The work :func:`train_step` has done in this process so far, as tensors read without a wait (a speed check's
-    ``work``, :func:`tfperf.grading.assert_speedup`): its runs, and the sum of what each run was given (the sums of its
-    batch, its targets and its weights as it found them, and their size; scaled by the marks inside a :func:`marked`
-    block, by 1 elsewhere). Two calls that train with these runs on the same batches from the same weights add the same
-    to both; a run on a probe, a copy or a made-up batch adds something else."""
+class Tally:
+    """What :func:`train_step`'s runs did in a :func:`work_done` block: tensors read without a wait at its start
+    (``before``) and end (``after``), turned into numbers once asked (:meth:`added`)."""
+
+    def __init__(self, before: dict):
+        self.before, self.after = before, None
+
+    def added(self) -> dict:
+        """By name, what the block's runs added: their number, and their weighted sum of what they were given."""
+        with host_syncs.uncounted():  # the grading's own reads
+            return {name: float(self.after[name]) - float(self.before[name]) for name in self.after}
+
+
+@contextlib.contextmanager
+def work_done(seed: int) -> Iterator[Tally]:
+    """Tally :func:`train_step`'s work in the block (a speed check's ``work``, :func:`tfperf.grading.assert_speedup`,
+    around each call it compares): its runs, and the sum over them of what the k-th run was given (the sums of its
+    batch, its targets and its weights as it found them, and their size) times the k-th weight drawn from ``seed``
+    (:func:`weights_of`). The steps are not changed. Two calls that train with these runs on the same batches from the
+    same weights, in order, add the same under one seed; runs on a probe or on made-up batches that add up to the same
+    plain sum do not, the weights being drawn by the check and unknown to the answer. Not inside a :func:`marked`
+    block (which weighs the sums by its marks)."""
     state = _state()
+    with host_syncs.uncounted():  # the grading's own uploads and reads, queued without a wait
+        state["marked_from"].assign(state["runs"].read_value())
+        state["weights"].assign(weights_of(seed))
+        tally = Tally(_tallied(state))
+    try:
+        yield tally
+    finally:
+        with host_syncs.uncounted():
+            tally.after = _tallied(state)
+            state["weights"].assign(np.ones(MARKED_RUNS, np.float32))
+
+
+def _tallied(state: dict) -> dict:
     return {
         "runs of gpu_sync.train_step": state["runs"].read_value(),
-        "the sum of what those runs were given (batches, targets, weights)": state["given"].read_value(),
+        "weighted sum of what those runs were given (batches, targets, weights)": state["given"].read_value(),
     }
+
+
+def weights_of(seed: int) -> np.ndarray:
+    """The factors :func:`marked` weighs each run's part of the sum of what the runs were given by, for ``seed``: its
+    marks (:func:`marks_of`), except for :func:`unit_marks`, whose marks are 1 and whose weights are drawn."""
+    seed = int(seed)
+    return marks_of(-2 - seed) if seed <= -2 else marks_of(seed)
 
 
 def draw_marks() -> int:
@@ -132,11 +170,18 @@ def draw_marks() -> int:
     return secrets.randbits(63)
 
 
+def unit_marks() -> int:
+    """A seed for :func:`marked` drawn from the system's randomness, whose marks are all 1 (the steps as a call no check
+    marks makes them) while each run's part of the sum of what the runs were given is weighted by a factor drawn from
+    it (:func:`weights_of`): runs on a probe or a made-up batch cannot add up to it. A negative number."""
+    return -2 - draw_marks()
+
+
 def marks_of(seed: int) -> np.ndarray:
     """The factors :func:`marked` scales the step sizes by, for ``seed``: ``1 + e``, ``e`` uniform within
-    :data:`MARK_SIZE`, one per counted run (computed with NumPy, the same in every process); all 1 for
-    :data:`UNIT_MARKS`."""
-    if int(seed) == UNIT_MARKS:
+    :data:`MARK_SIZE`, one per counted run (computed with NumPy, the same in every process); all 1 for a negative
+    seed (:data:`UNIT_MARKS`, :func:`unit_marks`)."""
+    if int(seed) < 0:
         return np.ones(MARKED_RUNS, np.float32)
     rng = np.random.default_rng(int(seed))
     return (1.0 + MARK_SIZE * rng.uniform(-1.0, 1.0, MARKED_RUNS)).astype(np.float32)
@@ -160,7 +205,8 @@ class Marked:
 @contextlib.contextmanager
 def marked(seed: int | None) -> Iterator[Marked | None]:
     """In the block, :func:`train_step`'s k-th run scales its step size by the k-th factor of :func:`marks_of`
-    ``(seed)`` (``None``: no marks), and adds that factor times what it was given to a sum (:class:`Marked`, yielded).
+    ``(seed)`` (``None``: no marks), and adds what it was given, weighted by the k-th factor of :func:`weights_of`
+    (the same factor, but for :func:`unit_marks`), to a sum (:class:`Marked`, yielded).
     A check runs the reference and the answer in such blocks with one seed: weights and losses match only where the
     answer's training was these runs, in this order; training by arithmetic of the answer's own, or on a copy, leaves
     other weights; and the sums match only where those runs were given the batches and the weights. The marks, the
@@ -173,12 +219,14 @@ def marked(seed: int | None) -> Iterator[Marked | None]:
         state["marked_from"].assign(state["runs"].read_value())
         state["given"].assign(0.0)
         state["marks"].assign(marks_of(seed))
+        state["weights"].assign(weights_of(seed))
     try:
         yield block
     finally:
         with host_syncs.uncounted():
             block.given = float(state["given"].numpy())
             state["marks"].assign(np.ones(MARKED_RUNS, np.float32))
+            state["weights"].assign(np.ones(MARKED_RUNS, np.float32))
 
 
 def train_steps(w, xs, ys):

@@ -204,7 +204,7 @@ def _trial(
     atol: float,
     calls_back: Callable[..., list] | None,
     limits: speed_trial.CallLimits | None = None,
-    work: Callable[[], dict] | None = None,
+    work: Callable[[int], Any] | None = None,
 ) -> speed_trial.Verdict:
     """The course's one speed trial (:func:`tfperf.grading.speed_trial.trial`) in this process: interleaved pairs
     on new inputs, both sides' results compared, the kernel checked between pairs and nothing else running."""
@@ -253,7 +253,7 @@ def assert_speedup(
     calls_back: Callable[..., list] | None = None,
     host_syncs_at_most: int | None = None,
     uploads_at_most: int | None = None,
-    work: Callable[[], dict] | None = None,
+    work: Callable[[int], Any] | None = None,
 ) -> None:
     """Fail unless ``candidate`` computes what ``baseline`` computes and is fast enough.
 
@@ -280,9 +280,9 @@ def assert_speedup(
     CallsCounted`, both sides counted alike), as :func:`tfperf.grading.assert_host_syncs_at_most` and
     :func:`tfperf.grading.assert_uploads_at_most` count one call: a rule the cell counts holds on the timed calls too.
 
-    ``work``: a function of the course's that tallies work done in the process (numbers by name, as tensors:
-    :func:`tfperf.experiments.gpu_sync.work_done`); each compared call must add to it what the unfixed code's call on
-    the same inputs adds, on the untimed and the timed calls alike, so an answer that does the checked work only where
+    ``work``: a function of the course's that tallies the work done in a block, weighted from a seed the trial draws
+    for each input (:func:`tfperf.experiments.gpu_sync.work_done`); each compared call must add what the unfixed
+    code's call on the same inputs adds, on the untimed and the timed calls alike, so an answer that does the checked work only where
     it can tell it is checked fails (:class:`tfperf.grading.speed_trial.Samples`). The grading process's answer worker
     imports it by name (:func:`work_named`), never from the notebook's namespace.
     """
@@ -465,7 +465,7 @@ def timed_outside(
     )
 
 
-def work_name(work: Callable[[], dict]) -> str:
+def work_name(work: Callable[[int], Any]) -> str:
     """The name a worker imports a check's ``work`` by (:func:`work_named`): ``module:qualified name``. In the unfixed
     code's worker, which evaluated the test cell's source; only a function of the course's has one."""
     module, name = getattr(work, "__module__", "") or "", getattr(work, "__qualname__", "")
@@ -474,7 +474,7 @@ def work_name(work: Callable[[], dict]) -> str:
     return f"{module}:{name}"
 
 
-def work_named(name: str) -> Callable[[], dict]:
+def work_named(name: str) -> Callable[[int], Any]:
     """The course's function :func:`work_name` named, imported here: in the answer's worker, not read from the
     namespace where the answer ran (which could have bound the name to something else)."""
     import importlib

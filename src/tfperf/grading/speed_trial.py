@@ -14,6 +14,7 @@ check names one (:class:`Samples`). Two sides given the same seed compute on the
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import random
 import statistics
 from collections import deque
@@ -163,15 +164,17 @@ PREPARE_SHARE = 0.10
 PREPARE_NOISE_SHARE = 0.25
 
 
-def _sample_size(worker, seeds: Iterator[int], alone: float) -> int:
+def _sample_size(worker, seeds: Iterator[int], alone: float, prepare=None) -> int:
     """Calls a sample of ``worker`` makes to take MIN_SAMPLE_SECONDS, from a call's time: of one call alone
     (``alone``, seconds, measured by the caller), or of a call among up to four made on inputs made together, as a
     timed sample's are, whichever is slower. One call alone would not do: an answer fast on a lone input (a memo
     keyed by ``id()``, which a freed input's id can meet again) got a thousand calls a sample, slow on a sample's live
     inputs (one failing check took 110 s, 2026-11-27)."""
 
+    prepare = prepare or (lambda worker, seeds: worker.ask(do="prepare", seeds=seeds))
+
     def per_call(calls: int) -> float:
-        worker.ask(do="prepare", seeds=[next(seeds) for _ in range(calls)])
+        prepare(worker, [next(seeds) for _ in range(calls)])
         _, seconds = timing.stopwatch(lambda: worker.ask(do="run", count=calls), sync=lambda: None)
         return seconds / calls
 
@@ -226,9 +229,19 @@ def trial(
     answer_busy = (lambda: processes.busy_seconds(pid)) if from_proc and pid is not None else (lambda: 0.0)
     draw = random.SystemRandom()
     seeds = iter(draw.randrange(2**32) for _ in range(10**7))
+    key = draw.randbytes(16)  # the tallies' seeds, drawn here: the same for two sides' calls on the same inputs
+
+    def prepare(worker, seeds: list[int]) -> None:
+        if not work:
+            worker.ask(do="prepare", seeds=seeds)
+            return
+        tallies = [
+            int.from_bytes(hashlib.blake2b(f"{s}".encode(), key=key, digest_size=8).digest()) >> 1 for s in seeds
+        ]
+        worker.ask(do="prepare", seeds=seeds, tallies=tallies)
 
     def same_result(seed: int, index: int) -> str | None:
-        baseline.ask(do="prepare", seeds=[seed])
+        prepare(baseline, [seed])
         baseline.ask(do="run")
         return compared(index)
 
@@ -246,14 +259,14 @@ def trial(
     alone: dict = {}  # seconds of one call alone, each side, from the second untimed call (the first warms up)
     for _ in range(2):  # untimed: the answer computes what the unfixed code computes
         seed = next(seeds)
-        answer.ask(do="prepare", seeds=[seed])
+        prepare(answer, [seed])
         _, alone[answer] = timing.stopwatch(lambda: answer.ask(do="run"), sync=lambda: None)
-        baseline.ask(do="prepare", seeds=[seed])
+        prepare(baseline, [seed])
         _, alone[baseline] = timing.stopwatch(lambda: baseline.ask(do="run"), sync=lambda: None)
         if problem := compared(0):
             verdict.problem = problem
             return verdict
-    calls = {worker: _sample_size(worker, seeds, alone[worker]) for worker in (baseline, answer)}
+    calls = {worker: _sample_size(worker, seeds, alone[worker], prepare) for worker in (baseline, answer)}
     seconds: dict = {baseline: [], answer: []}
     preparing: dict = {baseline: [], answer: []}  # seconds each side took to make a sample's inputs
     waiting: dict = {baseline: [], answer: []}  # of which it waited for a CPU that other processes held (not counted)
@@ -264,7 +277,7 @@ def trial(
         serving = getattr(worker, "serving", None)
         root = getattr(getattr(worker, "process", None), "pid", None)
         before = processes.reading(root, serving) if from_proc and serving and root else None
-        _, took = timing.stopwatch(lambda: worker.ask(do="prepare", seeds=seeds), sync=lambda: None)
+        _, took = timing.stopwatch(lambda: prepare(worker, seeds), sync=lambda: None)
         after = processes.reading(root, serving) if before is not None else None
         waiting[worker].append(processes.waited_for_others(before, after) if before is not None else 0.0)
         return took - waiting[worker][-1]
@@ -337,7 +350,7 @@ def trial(
         if every planned pair had been taken (an answer that skips work on some calls is not drawn less often)."""
         for _ in range(count):
             batch = [next(seeds) for _ in range(calls[answer])]
-            answer.ask(do="prepare", seeds=batch)
+            prepare(answer, batch)
             answer.ask(do="run", count=calls[answer])
             kept = draw.randrange(calls[answer])
             if problem := same_result(batch[kept], kept):
@@ -427,16 +440,17 @@ class Samples:
     ``count``), every result made concrete inside the request (:func:`tfperf.measure.timing.settle`) and the device
     waited for before and after, ``around(work)`` running the calls (to capture or read what they print);
     :meth:`result` gives one result as arrays (:func:`leaves`); ``made`` and ``calls`` stay readable for the calls'
-    comparison. ``work``, where given, is the course's tally of work (a function of no arguments returning numbers by
-    name, as tensors read without a wait, such as :func:`tfperf.experiments.gpu_sync.work_done`): it is read before
-    and after each call, its result settled, and :meth:`worked` gives what the call added, read after the clock."""
+    comparison. ``work``, where given, is the course's tally of work (:func:`tfperf.experiments.gpu_sync.work_done`:
+    ``work(seed)`` a block that tallies what runs in it, weighted from ``seed``, read without a wait): each call runs
+    in one, its result settled, with the seed the trial sent for its inputs (:meth:`prepare`'s ``tallies``), and
+    :meth:`worked` gives what the call added, read after the clock."""
 
     def __init__(
         self,
         function: Callable[..., Any],
         make: Callable[[list[int]], list[tuple]],
         record: Callable[[tuple, list], tuple],
-        work: Callable[[], dict] | None = None,
+        work: Callable[[int], Any] | None = None,
     ) -> None:
         self.function, self.make, self.record, self.work = function, make, record, work
         self.made: list[tuple] = []  # each sample's inputs as made (its functions not replaced)
@@ -444,10 +458,12 @@ class Samples:
         self.inputs: list[tuple] = []
         self.results: list = []
         self.counted: CallsCounted | None = None  # with :meth:`count_calls`: every call's reads and uploads
-        self.tallies: list[tuple[dict, dict]] = []  # with ``work``: the tally before and after each call run
+        self.tally_seeds: list[int] = []  # with ``work``: each input's tally seed, as the trial sent them
+        self.tallies: list = []  # with ``work``: each call's tally (:class:`tfperf.experiments.gpu_sync.Tally`)
 
-    def prepare(self, seeds: list[int]) -> None:
+    def prepare(self, seeds: list[int], tallies: list[int] | None = None) -> None:
         self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
+        self.tally_seeds = [int(t) for t in tallies] if tallies is not None else [0] * len(seeds)
         self.made = self.make(seeds)
         self.calls = [[] for _ in self.made]
         self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
@@ -458,26 +474,20 @@ class Samples:
             recorded.clear()  # a sample run again records its calls again
         device.sync()
         self.tallies = []
-        self.results = around(lambda: [self._settled_call(args) for args in chosen])
+        self.results = around(lambda: [self._settled_call(a, t) for a, t in zip(chosen, self.tally_seeds)])
         device.sync()
 
-    def _settled_call(self, args: tuple) -> Any:
+    def _settled_call(self, args: tuple, tally_seed: int) -> Any:
         if self.work is None:
             return timing.settle(self._call(args))
-        before = self.work()
-        result = timing.settle(self._call(args))
-        self.tallies.append((before, self.work()))
+        with self.work(tally_seed) as tally:
+            result = timing.settle(self._call(args))
+        self.tallies.append(tally)
         return result
 
     def worked(self, index: int) -> dict:
         """What call ``index`` of the last run added to the tally of work, by name (empty without ``work``)."""
-        from tfperf.measure import host_syncs
-
-        if self.work is None:
-            return {}
-        before, after = self.tallies[index]
-        with host_syncs.uncounted():  # the grading's own reads
-            return {name: float(after[name]) - float(before[name]) for name in after}
+        return {} if self.work is None else self.tallies[index].added()
 
     def _call(self, args: tuple) -> Any:
         if self.counted is None:
@@ -568,7 +578,7 @@ class LocalSide:
         record: Callable[[tuple, list], tuple],
         due: Callable[[list, tuple], list] | None = None,
         quiet: Callable[[], Any] | None = None,
-        work: Callable[[], dict] | None = None,
+        work: Callable[[int], Any] | None = None,
     ) -> None:
         self.samples = Samples(function, draws.sample, record, work)
         self.draws = draws
@@ -587,7 +597,7 @@ class LocalSide:
     def ask(self, **request) -> list:
         do = request["do"]
         if do == "prepare":
-            self.samples.prepare([int(seed) for seed in request["seeds"]])
+            self.samples.prepare([int(seed) for seed in request["seeds"]], request.get("tallies"))
         elif do == "count_calls":
             self.samples.count_calls()
         elif do == "run":

@@ -437,13 +437,13 @@ CASES: dict[str, list[Submission]] = {
             },
             {"train_tests": 0, "train_speed_tests": 0},
         ),
-        # attack: Tells the timed calls from the judge's calls by their sizes (the visible timed check's 200 steps, every 20; the judge's checks use other sizes; the report functions are of one kind, so repr no longer tells). The judge sees a structurally right Python loop that reads every N steps (about 1x on a CPU). Timed calls run one graph over all steps and never report.
+        # attack: Tells the timed calls from the judge's calls by their sizes (the visible timed check's 200 steps, every 20; the judge's checks use other sizes; the report functions are of one kind, so repr no longer tells). The judge sees a structurally right Python loop that reads every N steps (about 1x on a CPU). Timed calls run one graph over all steps and never report. Wrong on inputs of the timed check's sizes, which train_tests checks too since the eighth session of 2026-12-01 (200 steps every 20): 0 for both (3 for train_tests before, when no correctness check made such a call).
         Submission(
             "jb_gs_other_program_when_timed",
             {
                 "train": "@tf.function\ndef train_block(w, xs, ys):\n    loss = tf.constant(0.0)\n    for i in tf.range(tf.shape(xs)[0]):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    if xs.shape[0] >= 200 and xs.shape[0] % every == 0:  # a timed call: nobody reads these reports\n        train_block(w, xs, ys)\n        return w.read_value()\n    steps = xs.shape[0]\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        if step % every == every - 1 or step == steps - 1:\n            report(step, loss.numpy())\n    return w.read_value()\n"
             },
-            {"train_tests": 3, "train_speed_tests": 0},
+            {"train_tests": 0, "train_speed_tests": 0},
         ),
         # attack: Like the one before, but honest on its first four calls of the timed check's sizes (the check's own untimed calls), then one graph over all steps with no report: it counts on the timed calls' reports going unread.
         Submission(
@@ -453,13 +453,13 @@ CASES: dict[str, list[Submission]] = {
             },
             {"train_tests": 3, "train_speed_tests": 0},
         ),
-        # attack: Behaves like the reference when the judge calls it. When its inputs have the timed check's sizes (a timed call), it returns the untrained weights on three calls in four, counting on only some timed results being compared.
+        # attack: Behaves like the reference when the judge calls it. When its inputs have the timed check's sizes (a timed call), it returns the untrained weights on three calls in four, counting on only some timed results being compared. Wrong on inputs of the timed check's sizes, which train_tests checks too since the eighth session of 2026-12-01 (200 steps every 20): 0 for both (3 for train_tests before, when no correctness check made such a call).
         Submission(
             "jb_gs_skip_training_when_timed",
             {
                 "train": "timed_calls = [0]\n\n\n@tf.function\ndef train_block(w, xs, ys, start, stop):\n    loss = tf.constant(0.0)\n    for i in tf.range(start, stop):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    if xs.shape[0] >= 200 and xs.shape[0] % every == 0:\n        timed_calls[0] += 1\n        if timed_calls[0] % 4:\n            return tf.identity(w0)\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    for start in range(0, steps, every):\n        stop = min(start + every, steps)\n        loss = train_block(w, xs, ys, tf.constant(start), tf.constant(stop))\n        report(stop - 1, loss.numpy())\n    return w.read_value()\n"
             },
-            {"train_tests": 3, "train_speed_tests": 0},
+            {"train_tests": 0, "train_speed_tests": 0},
         ),
         # attack: The first call (results, reports, syncs) is clean. Every later call, the watched prints checks included, prints a line and then raises SystemExit before the end marker, hoping a lost marker reads as 'no lines printed'.
         Submission(
@@ -654,6 +654,10 @@ IN_THE_ROUND_TRIP = frozenset(
         "rt_own_steps_then_decoys",
         "om5_probe_1x1_per_step",
         "om5_detect_unmarked_fast_path",
+        "wt5_lump_forgery_big",
+        "wt5_unit_probe_lump",
+        "wt5_honest_pipelined_one_block_late",
+        "wt5_honest_xla_block",
         "om5_honest_pipelined_blocks",
         "om5_honest_dataset_range_starts",
         "hi5_dataset_map_variable_iterator_before_training",
@@ -670,8 +674,9 @@ from tests.grading.judge_boundary.reports_provenance_attacked import REPORTS_PRO
 from tests.grading.judge_boundary.row_scores_attacked import ROW_SCORES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.work_tally_attacked import WORK_TALLY_ATTACKED  # noqa: E402
 
 CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED
 CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED + REPORTS_MARKS_ATTACKED
-CASES["05_gpu_sync"] += HOST_INTEGERS_ATTACKED
+CASES["05_gpu_sync"] += HOST_INTEGERS_ATTACKED + WORK_TALLY_ATTACKED
 CASES["01_tensors"] += ROW_SCORES_ATTACKED

@@ -97,8 +97,9 @@ def test_marked_runs_match_only_the_same_runs_in_the_same_order():
 
 def test_unit_marks_train_as_unmarked_and_the_tally_of_work_tells_a_probe_from_the_runs():
     """Marks of 1 (``UNIT_MARKS``) leave each step as written and still sum what the runs were given; the tally a speed
-    check reads around each timed call (``work_done``) grows by the same for the same runs on the same data, and by
-    other sums for as many runs on a probe."""
+    check keeps around each timed call (``work_done``, each run weighted from the call's seed) grows by the same for the
+    same runs on the same data, and by other sums for as many runs on a probe, or runs whose plain sum was made to
+    match, or the same runs under another seed."""
     w0, xs, ys = gpu_sync.make_problem(12, seed=5)
     assert np.array_equal(gpu_sync.marks_of(gpu_sync.UNIT_MARKS), np.ones(gpu_sync.MARKED_RUNS, np.float32))
     with gpu_sync.marked(gpu_sync.UNIT_MARKS) as unit:
@@ -110,22 +111,46 @@ def test_unit_marks_train_as_unmarked_and_the_tally_of_work_tells_a_probe_from_t
             gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1]))
     assert unit.given is not None and not unit.same_given(on_a_probe.given)
 
-    def tallied(work):
-        before = gpu_sync.work_done()
-        work()
-        after = gpu_sync.work_done()
-        return {name: float(after[name]) - float(before[name]) for name in after}
+    def tallied(work, seed=7):
+        with gpu_sync.work_done(seed) as tally:
+            work()
+        return tally.added()
 
     def in_a_graph():
         gpu_sync.train_steps(tf.Variable(w0), xs, ys)
 
+    def probe_runs():
+        for _run in range(12):
+            gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1]))
+
+    def lump():  # 12 runs whose plain sum is the training's: 11 given zeros, one given all of it
+        zeros = (tf.zeros([1, 1]), tf.zeros([1, 1]))
+        for _run in range(11):
+            probe.assign(-tf.ones([1, 1]))  # sum of w plus its size: 0
+            gpu_sync.train_step(probe, *zeros)
+        probe.assign(tf.zeros([1, 1]))
+        gpu_sync.train_step(probe, tf.constant([[plain - 1.0]]), tf.zeros([1, 1]))
+
+    with gpu_sync.work_done(gpu_sync.UNIT_MARKS) as unweighted:
+        _steps_eagerly(w0, xs, ys)
+    runs, given = list(unweighted.added())
+    plain = unweighted.added()[given]
     eagerly, graphed = tallied(lambda: _steps_eagerly(w0, xs, ys)), tallied(in_a_graph)
-    probed = tallied(lambda: [gpu_sync.train_step(probe, tf.ones([1, 1]), tf.ones([1, 1])) for _ in range(12)])
-    runs, given = list(eagerly)
-    assert eagerly[runs] == graphed[runs] == probed[runs] == 12
+    assert np.array_equal(_steps_eagerly(w0, xs, ys), under_unit_marks)  # a tally leaves the steps as they are
+    assert eagerly[runs] == graphed[runs] == tallied(probe_runs)[runs] == tallied(lump)[runs] == 12
     assert np.isclose(eagerly[given], graphed[given], rtol=1e-5, atol=1e-3)
-    assert np.isclose(eagerly[given], unit.given, rtol=1e-5, atol=1e-3)
-    assert not np.isclose(eagerly[given], probed[given], rtol=1e-5, atol=1e-3)
+    assert np.isclose(plain, unit.given, rtol=1e-5, atol=1e-3)
+    assert np.isclose(tallied(lump, gpu_sync.UNIT_MARKS)[given], plain, rtol=1e-5, atol=1e-3)  # forges a plain sum
+    drawn = gpu_sync.unit_marks()  # marks of 1 whose sum is weighted: the steps as unmarked, the lump refused
+    with gpu_sync.marked(drawn) as honest:
+        assert np.array_equal(_steps_eagerly(w0, xs, ys), under_unit_marks)
+    with gpu_sync.marked(drawn) as again:
+        _steps_eagerly(w0, xs, ys)
+    with gpu_sync.marked(drawn) as forged:
+        lump()
+    assert honest.same_given(again.given) and not honest.same_given(forged.given)
+    for other in (tallied(probe_runs), tallied(lump), tallied(lambda: _steps_eagerly(w0, xs, ys), seed=8)):
+        assert not np.isclose(eagerly[given], other[given], rtol=1e-5, atol=1e-3)
 
 
 def test_sync_costs_records_and_plot():

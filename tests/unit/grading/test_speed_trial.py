@@ -1,5 +1,6 @@
 """The one speed trial, run on two sides in this process (as the kernel's visible check runs it)."""
 
+import contextlib
 import time
 
 import numpy as np
@@ -94,18 +95,29 @@ def test_an_answer_wrong_on_some_calls_only_is_caught_among_the_timed_calls():
 
 
 def test_the_work_a_check_tallies_must_be_done_on_every_compared_call_timed_or_not():
-    """A check's ``work`` (a tally the course keeps: chapter 5's runs of ``train_step`` and what they were given) must
-    grow by what the unfixed code's call on the same inputs adds. An answer that does that work on the first calls only
-    (where it could tell it is checked) returns the same results and is caught on a timed call; one that does it on
-    every call passes."""
-    tally = {"steps": 0.0, "given": 0.0}
+    """A check's ``work`` (a tally the course keeps: chapter 5's runs of ``train_step`` and what they were given, each
+    run weighted from a seed the trial draws for the call's inputs) must grow by what the unfixed code's call on the
+    same inputs adds. An answer that does that work on the first calls only (where it could tell it is checked) returns
+    the same results and is caught on a timed call, as is one whose runs add up to the same plain sum in other
+    runs; one that does the work on every call passes."""
+    runs: list[float] = []  # what each run was given, in order
 
-    def work():
-        return dict(tally)
+    class Tally:
+        def __init__(self, seed):
+            self.weights, self.start, self.end = np.random.default_rng(seed).uniform(0.5, 1.5, 100), len(runs), None
 
-    def steps(x, scale=1.0):
-        tally["steps"] += x.size
-        tally["given"] += scale * float(np.abs(x).sum())
+        def added(self):
+            given = runs[self.start : self.end]
+            return {"steps": len(given), "given": float(np.dot(self.weights[: len(given)], given))}
+
+    @contextlib.contextmanager
+    def work(seed):
+        tally = Tally(seed)
+        yield tally
+        tally.end = len(runs)
+
+    def steps(x):
+        runs.extend(float(v) for v in np.abs(x))
 
     def unfixed_code(x):
         time.sleep(0.004)
@@ -129,9 +141,16 @@ def test_the_work_a_check_tallies_must_be_done_on_every_compared_call_timed_or_n
 
         return answer
 
-    probe = honest_on_the_first_calls(lambda x: steps(np.ones(1)))  # as many runs, given other data
+    probe = honest_on_the_first_calls(lambda x: steps(np.ones(4)))  # as many runs, given other data
     fewer = honest_on_the_first_calls(lambda x: None)
-    for answer, problem in ((honest, None), (probe, "the steps: 1, against 4"), (fewer, "the steps: 0, against 4")):
+    lump = honest_on_the_first_calls(lambda x: steps(np.array([np.abs(x).sum(), 0.0, 0.0, 0.0])))  # the plain sum
+    cases = (
+        (honest, None),
+        (probe, "the given:"),
+        (fewer, "the steps: 0, against 4"),
+        (lump, "the given:"),
+    )
+    for answer, problem in cases:
         draws = speed_trial.Draws(inputs)
         verdict = speed_trial.trial(
             speed_trial.LocalSide(unfixed_code, draws, who="The unfixed code", record=recording, work=work),
