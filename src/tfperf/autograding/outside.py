@@ -826,8 +826,8 @@ def worker_identity(check) -> tuple:
     """What an unfixed code's worker is made of: the cells it runs (the check's own definitions), the function it
     times, the target and condition it reports, and the tally of work it names. Checks that differ only in their
     inputs' sizes (``make_inputs``, given again at each ``reset``) or in what the grading process asks of the worker
-    (pairs, tolerances) are served by one worker, reset before each: a chapter's visible and hidden check of one function (about 4 s of a core
-    saved per check and grading run: a worker's start imports TensorFlow)."""
+    (pairs, tolerances) are served by one worker, reset before each: a chapter's visible and hidden check of one
+    function (about 4 s of a core saved per check and grading run: a worker's start imports TensorFlow)."""
     return (check.prelude, check.baseline, check.exercise, check.condition, check.work)
 
 

@@ -282,9 +282,9 @@ def assert_speedup(
 
     ``work``: a function of the course's that tallies the work done in a block, weighted from a seed the trial draws
     for each input (:func:`tfperf.experiments.gpu_sync.work_done`); each compared call must add what the unfixed
-    code's call on the same inputs adds, on the untimed and the timed calls alike, so an answer that does the checked work only where
-    it can tell it is checked fails (:class:`tfperf.grading.speed_trial.Samples`). The grading process's answer worker
-    imports it by name (:func:`work_named`), never from the notebook's namespace.
+    code's call on the same inputs adds, on the untimed and the timed calls alike, so an answer that does the checked
+    work only where it can tell it is checked fails (:class:`tfperf.grading.speed_trial.Samples`). The grading
+    process's answer worker imports it by name (:func:`work_named`), never from the notebook's namespace.
     """
     device_class = device.device_class()
     target = targets.target_for(exercise, device_class) if target is None else target

@@ -7,8 +7,8 @@ out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf
 ``ask(do="prepare", seeds=[...])`` makes a sample's inputs, one per seed, before the clock starts;
 ``ask(do="run", count=n)`` runs the function on the first ``n`` (timed here, around the request); ``ask(do="result",
 index=i)`` returns call ``i``'s result as NumPy arrays; ``request(do="calls_back", index=i)`` the calls it made of the
-functions among its inputs; ``request(do="work", index=i)`` what call ``i`` added to the course's tally of work, where the
-check names one (:class:`Samples`). Two sides given the same seed compute on the same inputs.
+functions among its inputs; ``request(do="work", index=i)`` what call ``i`` added to the course's tally of work,
+where the check names one (:class:`Samples`). Two sides given the same seed compute on the same inputs.
 """
 
 from __future__ import annotations
