@@ -425,7 +425,10 @@ def serve_samples(
             elif request.get("do") == "counted":
                 reply({"ok": True, **samples.counts()})
             elif request.get("do") == "work":
-                reply({"ok": True, "work": samples.worked(int(request["index"]))})
+                index = int(request["index"])
+                owed = None if due is None else calls_due(due, samples.calls[index], samples.made[index])
+                runs = samples.runs_at_calls(index, owed)
+                reply({"ok": True, "work": samples.worked(index), "runs_at_calls": runs})
             elif request.get("do") == "calls_back":
                 index = int(request["index"])
                 numbers = [call_numbers(call) for call in samples.calls[index]]

@@ -116,15 +116,29 @@ def steps_run() -> int:
 
 class Tally:
     """What :func:`train_step`'s runs did in a :func:`work_done` block: tensors read without a wait at its start
-    (``before``) and end (``after``), turned into numbers once asked (:meth:`added`)."""
+    (``before``), at each call back of a function the check passed (:meth:`called_back`: a report) and at its end
+    (``after``), turned into numbers once asked (:meth:`added`, :meth:`runs_at_calls`)."""
 
-    def __init__(self, before: dict):
-        self.before, self.after = before, None
+    def __init__(self, before: dict, runs=None):
+        self.before, self.after, self.runs, self.at_calls = before, None, runs, []
+
+    def called_back(self) -> None:
+        """Note the runs queued so far (a tensor read without a wait: on a GPU it follows the steps queued before it,
+        so it counts the runs the program asked for before this call, whether or not the device has made them)."""
+        if self.runs is not None and self.after is None:
+            with host_syncs.uncounted():
+                self.at_calls.append(self.runs.read_value())
 
     def added(self) -> dict:
         """By name, what the block's runs added: their number, and their weighted sum of what they were given."""
         with host_syncs.uncounted():  # the grading's own reads
             return {name: float(self.after[name]) - float(self.before[name]) for name in self.after}
+
+    def runs_at_calls(self) -> list[int]:
+        """At each call back in the block, in order, how many of its runs had been queued."""
+        with host_syncs.uncounted():
+            start = int(self.before[RUNS_TALLIED])
+            return [int(runs) - start for runs in self.at_calls]
 
 
 @contextlib.contextmanager
@@ -134,13 +148,14 @@ def work_done(seed: int) -> Iterator[Tally]:
     batch, its targets and its weights as it found them, and their size) times the k-th weight drawn from ``seed``
     (:func:`weights_of`). The steps are not changed. Two calls that train with these runs on the same batches from the
     same weights, in order, add the same under one seed; runs on a probe or on made-up batches that add up to the same
-    plain sum do not, the weights being drawn by the check and unknown to the answer. Not inside a :func:`marked`
-    block (which weighs the sums by its marks)."""
+    plain sum do not, the weights being drawn by the check and unknown to the answer. The tally also notes how many
+    runs were queued at each report (:meth:`Tally.called_back`): when a report came, without waiting for it. Not
+    inside a :func:`marked` block (which weighs the sums by its marks)."""
     state = _state()
     with host_syncs.uncounted():  # the grading's own uploads and reads, queued without a wait
         state["marked_from"].assign(state["runs"].read_value())
         state["weights"].assign(weights_of(seed))
-        tally = Tally(_tallied(state))
+        tally = Tally(_tallied(state), state["runs"])
     try:
         yield tally
     finally:
@@ -149,9 +164,13 @@ def work_done(seed: int) -> Iterator[Tally]:
             state["weights"].assign(np.ones(MARKED_RUNS, np.float32))
 
 
+#: The name of a :class:`Tally`'s count of runs.
+RUNS_TALLIED = "runs of gpu_sync.train_step"
+
+
 def _tallied(state: dict) -> dict:
     return {
-        "runs of gpu_sync.train_step": state["runs"].read_value(),
+        RUNS_TALLIED: state["runs"].read_value(),
         "weighted sum of what those runs were given (batches, targets, weights)": state["given"].read_value(),
     }
 

@@ -119,8 +119,8 @@ def _same_work(answer, baseline, index: int) -> str | None:
     values made in another order differs in its last bits)."""
     import numpy as np
 
-    got = answer.request(do="work", index=index)["work"]
-    expected = baseline.request(do="work", index=0)["work"]
+    answered, unfixed = answer.request(do="work", index=index), baseline.request(do="work", index=0)
+    got, expected = answered["work"], unfixed["work"]
     for name, value in expected.items():
         mine = got.get(name)
         if mine is None or not np.isclose(float(mine), float(value), rtol=1e-5, atol=1e-3):
@@ -128,6 +128,25 @@ def _same_work(answer, baseline, index: int) -> str | None:
             return (
                 f"in a timed call, the {name}: {said}, against {float(value):.10g} in the unfixed code's call on the "
                 "same inputs: the timed calls must do the work the checked calls do"
+            )
+    return _calls_back_in_time(answered.get("runs_at_calls"), unfixed.get("runs_at_calls"))
+
+
+def _calls_back_in_time(got: list[int] | None, due: list[int] | None) -> str | None:
+    """Whether each of the answer's calls back (a report) came at most one block of runs late: by its k-th, no more
+    runs queued than the unfixed code had made by its (k+1)-th due call, the rule
+    :func:`tfperf.grading.syncs.assert_host_syncs_at_most` checks on the cell's own calls (the last may come once all
+    runs are queued: their number is compared before). ``got``: the runs the answer's call had queued at each of its
+    calls back; ``due``: the unfixed code's at each call the answer owes. Nothing to compare where either is missing
+    or the calls differ in number (compared before)."""
+    if got is None or due is None or len(got) != len(due):
+        return None
+    for k, (runs, limit) in enumerate(zip(got, due[1:])):
+        if runs > limit:
+            return (
+                f"in a timed call, its report {k + 1} of {len(got)} was made after {runs} runs of the training step "
+                f"had been queued, while the unfixed code's next report came after {limit}: report while the loop "
+                "trains (at most one block late), on every call"
             )
     return None
 
@@ -460,12 +479,13 @@ class Samples:
         self.counted: CallsCounted | None = None  # with :meth:`count_calls`: every call's reads and uploads
         self.tally_seeds: list[int] = []  # with ``work``: each input's tally seed, as the trial sent them
         self.tallies: list = []  # with ``work``: each call's tally (:class:`tfperf.experiments.gpu_sync.Tally`)
+        self.open_tally = None  # with ``work``: the tally of the call running now, told of each call back
 
     def prepare(self, seeds: list[int], tallies: list[int] | None = None) -> None:
         self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
         self.tally_seeds = [int(t) for t in tallies] if tallies is not None else [0] * len(seeds)
         self.made = self.make(seeds)
-        self.calls = [[] for _ in self.made]
+        self.calls = [CallsNoted(self._called_back) for _ in self.made]
         self.inputs = [self.record(args, calls) for args, calls in zip(self.made, self.calls)]
 
     def run(self, count: int | None = None, around: Callable[[Callable[[], list]], list] = lambda work: work()) -> None:
@@ -481,13 +501,34 @@ class Samples:
         if self.work is None:
             return timing.settle(self._call(args))
         with self.work(tally_seed) as tally:
-            result = timing.settle(self._call(args))
+            self.open_tally = tally
+            try:
+                result = timing.settle(self._call(args))
+            finally:
+                self.open_tally = None
         self.tallies.append(tally)
         return result
+
+    def _called_back(self) -> None:
+        if self.open_tally is not None and hasattr(self.open_tally, "called_back"):
+            self.open_tally.called_back()
 
     def worked(self, index: int) -> dict:
         """What call ``index`` of the last run added to the tally of work, by name (empty without ``work``)."""
         return {} if self.work is None else self.tallies[index].added()
+
+    def runs_at_calls(self, index: int, due: list | None = None) -> list[int] | None:
+        """With ``work`` whose tally notes them: at each call back of call ``index`` of the last run, the runs it had
+        queued; with ``due`` (the calls an answer owes, picked from this call's own: :func:`due_positions`), at those
+        calls only. None where there is nothing to say (no such tally, or calls not picked from this call's)."""
+        tally = self.tallies[index] if self.work is not None else None
+        if tally is None or not hasattr(tally, "runs_at_calls"):
+            return None
+        runs = tally.runs_at_calls()
+        if due is None:
+            return runs
+        positions = due_positions(self.calls[index], due)
+        return None if positions is None or len(runs) != len(self.calls[index]) else [runs[p] for p in positions]
 
     def _call(self, args: tuple) -> Any:
         if self.counted is None:
@@ -510,6 +551,33 @@ class Samples:
 
     def result(self, index: int) -> list:
         return leaves(self.results[index])
+
+
+class CallsNoted(list):
+    """A sample's calls of the functions among its inputs (each call's numbers, appended by the recorder a side
+    passes, :func:`tfperf.grading.speed.recording`): appending one first calls ``noted()``, which tells the tally of
+    the call running now (:meth:`Samples._called_back`) that the answer called back."""
+
+    def __init__(self, noted: Callable[[], None]) -> None:
+        super().__init__()
+        self.noted = noted
+
+    def append(self, call: Any) -> None:
+        self.noted()
+        super().append(call)
+
+
+def due_positions(calls: list, due: list) -> list[int] | None:
+    """Where each of ``due`` (calls a ``calls_back`` picked from ``calls``, :func:`tfperf.grading.speed.calls_due`)
+    stands in ``calls``, matched by identity in order; None where one is not among them (made anew)."""
+    positions, start = [], 0
+    for call in due:
+        found = next((i for i in range(start, len(calls)) if calls[i] is call), None)
+        if found is None:
+            return None
+        positions.append(found)
+        start = found + 1
+    return positions
 
 
 @dataclass
@@ -619,7 +687,8 @@ class LocalSide:
         if request.get("do") == "counted":
             return self.samples.counts()
         index = int(request["index"])
-        if request.get("do") == "work":
-            return {"work": self.samples.worked(index)}
         calls = self.samples.calls[index]
-        return {"calls": calls if self.due is None else self.due(calls, self.samples.made[index])}
+        due = None if self.due is None else self.due(calls, self.samples.made[index])
+        if request.get("do") == "work":
+            return {"work": self.samples.worked(index), "runs_at_calls": self.samples.runs_at_calls(index, due)}
+        return {"calls": calls if due is None else due}

@@ -265,6 +265,59 @@ def test_a_report_made_by_name_is_timed_by_its_step_parameter():
         _checked(train, 20, 5, 4)
 
 
+def _timed(train, steps: int = 40, every: int = 10):
+    """``train`` timed against a loop reading every step by the course's speed trial, as chapter 5's speed check runs
+    it (its tally of work around each compared call, the reports due picked from the unfixed code's): the verdict."""
+    from tfperf.experiments import gpu_sync
+    from tfperf.grading import speed_trial
+
+    def unfixed(w0, xs, ys, report, every):
+        w = tf.Variable(w0)
+        for step in range(int(xs.shape[0])):
+            report(step, float(gpu_sync.train_step(w, xs[step], ys[step])))
+        return w.read_value()
+
+    def inputs():
+        w0, xs, ys = gpu_sync.make_problem(steps, seed=int(np.random.randint(2**31)))
+        return w0, xs, ys, lambda step, loss: None, every
+
+    draws, work = speed_trial.Draws(inputs), gpu_sync.work_done
+    due = lambda calls, args: speed.calls_due(gpu_sync.reports_due, calls, args)  # noqa: E731
+    return speed_trial.trial(
+        speed_trial.LocalSide(unfixed, draws, who="The unfixed code", record=speed.recording, due=due, work=work),
+        speed_trial.LocalSide(train, draws, who="Your function", record=speed.recording, work=work),
+        exercise="demo",
+        target=0.2,  # the order of the reports is under test here, not the speed
+        close=speed_trial.Closeness(1e-4, 1e-5),
+        pairs=3,
+        work=True,
+    )
+
+
+def test_reports_held_back_on_the_timed_calls_only_fail_the_speed_check(monkeypatch):
+    """The speed check's tally notes the runs queued at each report, without a wait: a loop that reports while it
+    trains passes, even a block late; one that holds its reports back to the end only once the calls are no longer the
+    first (as the timed ones are) is refused at a timed call, and passes with that rule turned off."""
+    calls = []
+
+    def late_once_timed(w0, xs, ys, report, every):
+        calls.append(1)
+        return _training("on time" if len(calls) <= 2 else "at the end")(w0, xs, ys, report, every)
+
+    for when in ("on time", "a block late"):
+        verdict = _timed(_training(when))
+        assert verdict.passed, verdict.problem or verdict.measured
+    verdict = _timed(late_once_timed)
+    assert not verdict.passed and "in a timed call, its report 1 of 4 was made after 40 runs" in verdict.problem
+    assert "the unfixed code's next report came after 20" in verdict.problem
+    from tfperf.grading import speed_trial
+
+    monkeypatch.setattr(speed_trial, "_calls_back_in_time", lambda got, due: None)
+    calls.clear()
+    verdict = _timed(late_once_timed)
+    assert verdict.passed, verdict.problem or verdict.measured
+
+
 def test_a_loop_that_does_not_run_the_courses_step_once_per_step_fails():
     with pytest.raises(grading.GradingFailure, match="ran gpu_sync.train_step 0 times; expected 30, once per step"):
         _checked(_training("own steps"), 30, 10, 3)
