@@ -146,17 +146,14 @@ def work_done(seed: int) -> Iterator[Tally]:
     """Tally :func:`train_step`'s work in the block (a speed check's ``work``, :func:`tfperf.grading.assert_speedup`,
     around each call it compares): its runs, and the sum over them of what the k-th run was given (the sums of its
     batch, its targets and its weights as it found them, and their size) times the k-th weight drawn from ``seed``
-    (:func:`weights_of`). The k-th run's step is scaled by the k-th mark drawn from ``seed`` (:func:`marks_of`), as in
-    a :func:`marked` block: two calls on the same inputs under one seed, the unfixed code's and the answer's, return
-    the same weights only where the answer's training was these runs on the weights it returns, in order. Two calls
-    that train with these runs on the same batches from the same weights, in order, add the same under one seed; runs
-    on a probe or on made-up batches that add up to the same plain sum do not, the weights being drawn by the check
-    and unknown to the answer. The tally also notes how many runs were queued at each report
-    (:meth:`Tally.called_back`): when a report came, without waiting for it. Not inside a :func:`marked` block."""
+    (:func:`weights_of`). The steps are not changed. Two calls that train with these runs on the same batches from the
+    same weights, in order, add the same under one seed; runs on a probe or on made-up batches that add up to the same
+    plain sum do not, the weights being drawn by the check and unknown to the answer. The tally also notes how many
+    runs were queued at each report (:meth:`Tally.called_back`): when a report came, without waiting for it. Not
+    inside a :func:`marked` block (which weighs the sums by its marks)."""
     state = _state()
     with host_syncs.uncounted():  # the grading's own uploads and reads, queued without a wait
         state["marked_from"].assign(state["runs"].read_value())
-        state["marks"].assign(marks_of(seed))
         state["weights"].assign(weights_of(seed))
         tally = Tally(_tallied(state), state["runs"])
     try:
@@ -164,7 +161,6 @@ def work_done(seed: int) -> Iterator[Tally]:
     finally:
         with host_syncs.uncounted():
             tally.after = _tallied(state)
-            state["marks"].assign(np.ones(MARKED_RUNS, np.float32))
             state["weights"].assign(np.ones(MARKED_RUNS, np.float32))
 
 
