@@ -122,23 +122,25 @@ class Tally:
     def __init__(self, before: dict, runs=None):
         self.before, self.after, self.runs, self.at_calls = before, None, runs, []
 
-    def called_back(self) -> None:
-        """Note the runs queued so far (a tensor read without a wait: on a GPU it follows the steps queued before it,
-        so it counts the runs the program asked for before this call, whether or not the device has made them)."""
+    def called_back(self, position: int) -> None:
+        """Note the runs queued so far at call back ``position`` (a tensor read without a wait: on a GPU it follows
+        the steps queued before it, so it counts the runs the program asked for before this call, whether or not the
+        device has made them)."""
         if self.runs is not None and self.after is None:
             with host_syncs.uncounted():
-                self.at_calls.append(self.runs.read_value())
+                self.at_calls.append((int(position), self.runs.read_value()))
 
     def added(self) -> dict:
         """By name, what the block's runs added: their number, and their weighted sum of what they were given."""
         with host_syncs.uncounted():  # the grading's own reads
             return {name: float(self.after[name]) - float(self.before[name]) for name in self.after}
 
-    def runs_at_calls(self) -> list[int]:
-        """At each call back in the block, in order, how many of its runs had been queued."""
+    def runs_at_calls(self) -> list[list[int]]:
+        """At each call back noted in the block, in order: its position among the block's calls back, and how many of
+        the block's runs had been queued."""
         with host_syncs.uncounted():
             start = int(self.before[RUNS_TALLIED])
-            return [int(runs) - start for runs in self.at_calls]
+            return [[position, int(runs) - start] for position, runs in self.at_calls]
 
 
 @contextlib.contextmanager

@@ -480,6 +480,7 @@ class Samples:
         self.tally_seeds: list[int] = []  # with ``work``: each input's tally seed, as the trial sent them
         self.tallies: list = []  # with ``work``: each call's tally (:class:`tfperf.experiments.gpu_sync.Tally`)
         self.open_tally = None  # with ``work``: the tally of the call running now, told of each call back
+        self.note_at: set[int] | None = None  # the calls back to note (all where None): those found due so far
 
     def prepare(self, seeds: list[int], tallies: list[int] | None = None) -> None:
         self.made, self.calls, self.inputs, self.results = [], [], [], []  # the last sample's memory freed first
@@ -509,9 +510,11 @@ class Samples:
         self.tallies.append(tally)
         return result
 
-    def _called_back(self) -> None:
-        if self.open_tally is not None and hasattr(self.open_tally, "called_back"):
-            self.open_tally.called_back()
+    def _called_back(self, position: int) -> None:
+        if self.open_tally is None or not hasattr(self.open_tally, "called_back"):
+            return
+        if self.note_at is None or position in self.note_at:
+            self.open_tally.called_back(position)
 
     def worked(self, index: int) -> dict:
         """What call ``index`` of the last run added to the tally of work, by name (empty without ``work``)."""
@@ -520,15 +523,23 @@ class Samples:
     def runs_at_calls(self, index: int, due: list | None = None) -> list[int] | None:
         """With ``work`` whose tally notes them: at each call back of call ``index`` of the last run, the runs it had
         queued; with ``due`` (the calls an answer owes, picked from this call's own: :func:`due_positions`), at those
-        calls only. None where there is nothing to say (no such tally, or calls not picked from this call's)."""
+        calls only. None where there is nothing to say (no such tally, calls not picked from this call's, or one not
+        noted). With ``due``, later calls note only the calls back found due so far (:attr:`note_at`): the unfixed
+        code's side, which calls back on every step where an answer does on some, then pays a note per call back the
+        answer owes, as the answer does, and not one per step (measured in ``docs/measurements-grading.md``)."""
         tally = self.tallies[index] if self.work is not None else None
         if tally is None or not hasattr(tally, "runs_at_calls"):
             return None
-        runs = tally.runs_at_calls()
+        noted = dict(tally.runs_at_calls())
         if due is None:
-            return runs
-        positions = due_positions(self.calls[index], due)
-        return None if positions is None or len(runs) != len(self.calls[index]) else [runs[p] for p in positions]
+            positions: list[int] | None = list(range(len(self.calls[index])))
+        else:
+            positions = due_positions(self.calls[index], due)
+            if positions is not None:
+                self.note_at = (self.note_at or set()) | set(positions)
+        if positions is None or any(p not in noted for p in positions):
+            return None
+        return [noted[p] for p in positions]
 
     def _call(self, args: tuple) -> Any:
         if self.counted is None:
@@ -555,15 +566,15 @@ class Samples:
 
 class CallsNoted(list):
     """A sample's calls of the functions among its inputs (each call's numbers, appended by the recorder a side
-    passes, :func:`tfperf.grading.speed.recording`): appending one first calls ``noted()``, which tells the tally of
-    the call running now (:meth:`Samples._called_back`) that the answer called back."""
+    passes, :func:`tfperf.grading.speed.recording`): appending one first calls ``noted(position)``, which tells the
+    tally of the call running now (:meth:`Samples._called_back`) that the function called back, and where."""
 
-    def __init__(self, noted: Callable[[], None]) -> None:
+    def __init__(self, noted: Callable[[int], None]) -> None:
         super().__init__()
         self.noted = noted
 
     def append(self, call: Any) -> None:
-        self.noted()
+        self.noted(len(self))
         super().append(call)
 
 
