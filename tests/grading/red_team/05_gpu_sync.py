@@ -37,8 +37,9 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
 """
 
 RED_TEAM = [
-    # (1) Remembers the weights per problem size: the visible and hidden result checks use sizes
-    #     once each, so they pass; the speed check's new data on every timed call exposes it.
+    # (1) Remembers the weights per problem size: wrong on new data of a size seen before. The speed check's new
+    #     data on every timed call exposes it, and so does train_tests: its prints check calls the visible result
+    #     check's size again, unmarked, and compares the weights (0 there too: a function wrong on some inputs).
     Submission(
         "red1_train_memo_by_size",
         {
@@ -52,7 +53,7 @@ def train(w0, xs, ys, report, every):
     return _memo[key]
 """
         },
-        {"train_speed_tests": 0},
+        {"train_tests": 0, "train_speed_tests": 0},
     ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.
