@@ -119,14 +119,14 @@ class Tally:
     (``before``), at each call back of a function the check passed (:meth:`called_back`: a report) and at its end
     (``after``), turned into numbers once asked (:meth:`added`, :meth:`runs_at_calls`)."""
 
-    def __init__(self, before: dict, runs=None):
+    def __init__(self, before: dict, runs):
         self.before, self.after, self.runs, self.at_calls = before, None, runs, []
 
     def called_back(self, position: int) -> None:
         """Note the runs queued so far at call back ``position`` (a tensor read without a wait: on a GPU it follows
         the steps queued before it, so it counts the runs the program asked for before this call, whether or not the
         device has made them)."""
-        if self.runs is not None and self.after is None:
+        if self.after is None:
             with host_syncs.uncounted():
                 self.at_calls.append((int(position), self.runs.read_value()))
 

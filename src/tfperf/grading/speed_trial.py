@@ -8,7 +8,7 @@ out of their reach. A *side* answers the requests a worker answers (:mod:`tfperf
 ``ask(do="run", count=n)`` runs the function on the first ``n`` (timed here, around the request); ``ask(do="result",
 index=i)`` returns call ``i``'s result as NumPy arrays; ``request(do="calls_back", index=i)`` the calls it made of the
 functions among its inputs; ``request(do="work", index=i)`` what call ``i`` added to the course's tally of work,
-where the check names one (:class:`Samples`). Two sides given the same seed compute on the same inputs.
+where the check names one, and the runs it had queued at each call back it owes (:class:`Samples`). Two sides given the same seed compute on the same inputs.
 """
 
 from __future__ import annotations
@@ -241,7 +241,8 @@ def trial(
     pay the same count) and checked on the answer's. ``work``: each compared call also added to the course's tally of
     work (:class:`Samples`' ``work``) what the unfixed code's call on the same inputs added: a rule the cell checks on
     calls of its own (chapter 5's steps, each ``train_step`` on the weights and the batch) holds on the timed calls
-    too, where an answer might tell them apart and do other work."""
+    too, where an answer might tell them apart and do other work; and each call back it owes (a report) came at most
+    one block of the tally's runs after the unfixed code's (:func:`_calls_back_in_time`)."""
     started = timing.now()
     verdict = Verdict(exercise, target)
     pid = getattr(getattr(answer, "process", None), "pid", None)
