@@ -55,7 +55,7 @@ from RestrictedPython.transformer import (
     RestrictingNodeTransformer,
 )
 
-from tfperf.autograding.screen import ALLOWED_DUNDERS, ALLOWED_IMPORTS, FRAME_ATTRIBUTES
+from tfperf.autograding.screen import ALLOWED_DUNDERS, ALLOWED_IMPORTS, FRAME_ATTRIBUTES, WITHHELD_WHY
 
 
 class RestrictedAnswer(Exception):
@@ -185,7 +185,7 @@ class AnswerPolicy(RestrictingNodeTransformer):
             if (module, name) in GUARDED or (allowed is not None and name not in allowed):
                 self.error(node, f"importing {name} from {module} is not allowed (use {module}.{name}).")
             elif self.guards is not None and (module, name) in self.guards.withheld_names:
-                self.error(node, f"{module}.{name} is withheld: this exercise asks you to write it yourself.")
+                self.error(node, f"{module}.{name} is withheld in this exercise ({WITHHELD_WHY}).")
 
     # Iteration and unpacking stay Python's: RestrictedPython's guards for them protect Zope's containers, and a
     # ``for`` over a tensor or a dataset inside a ``tf.function`` must stay a loop AutoGraph can convert.
@@ -427,7 +427,7 @@ class Guards:
         if _unreadable(module):
             return _refuse(f"reading {module}.{name}")
         if (module, name) in self.withheld_names:
-            return _refuse(f"using {module}.{name}, which this exercise asks you to write yourself")
+            return _refuse(f"using {module}.{name}, which this exercise withholds ({WITHHELD_WHY})")
         if (module, name) in GUARDED:
             return GUARDED[module, name]
         allowed = MODULE_ATTRIBUTES.get(module)

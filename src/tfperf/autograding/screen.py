@@ -29,7 +29,7 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
   of a library class (any base not defined in the cell) that defines a private method (``_as_serialized_graph``,
   ``_list_all_concrete_functions``, ...);
 
-What an exercise asks the learner to write may be withheld: where the instructor's answer cell lists library
+What an exercise asks the learner to write, or what its checks read, may be withheld: where the instructor's answer cell lists library
 functions (its metadata ``tfperf.withheld``, such as ``["dc.regime"]``: :func:`withheld_names`), an answer that
 uses one of them (``dc.regime``, ``getattr(dc, "regime")``) or passes their module on as a value (``m = dc``)
 is flagged.
@@ -436,7 +436,7 @@ class _Screen(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _withheld(self, node: ast.AST, dotted: str) -> None:
-        self.flag(node, f"uses {dotted}, which this exercise asks you to write yourself")
+        self.flag(node, f"uses {dotted}, which this exercise withholds ({WITHHELD_WHY})")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._type_attribute(node)
@@ -529,6 +529,11 @@ def allowed_imports(instructor_cell) -> tuple[str, ...]:
     if isinstance(listed, list) and all(isinstance(name, str) for name in listed):
         return tuple(listed)
     return ALLOWED_IMPORTS
+
+
+#: Why an exercise withholds a library function, as its findings say: what the learner is asked to write, or what the
+#: exercise's checks read (chapter 5's ``gpu_sync.steps_run``, whose count the speed check relies on).
+WITHHELD_WHY = "what the exercise asks you to write, or what its checks read"
 
 
 def withheld_names(instructor_cell) -> tuple[str, ...]:

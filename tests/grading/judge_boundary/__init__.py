@@ -662,6 +662,8 @@ IN_THE_ROUND_TRIP = frozenset(
         "om5_honest_dataset_range_starts",
         "hi5_dataset_map_variable_iterator_before_training",
         "hi5_honest_dataset_range_int_starts",
+        "tc5_two_blocks_late_when_counter_says_timed",
+        "tc5_honest_asarray_read",
     }
 )
 
@@ -671,6 +673,7 @@ from tests.grading.judge_boundary.reports_counter_attacked import REPORTS_COUNTE
 from tests.grading.judge_boundary.reports_marks_attacked import REPORTS_MARKS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_on_time_attacked import REPORTS_ON_TIME_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.reports_provenance_attacked import REPORTS_PROVENANCE_ATTACKED  # noqa: E402
+from tests.grading.judge_boundary.reports_timed_calls_attacked import REPORTS_TIMED_CALLS_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.row_scores_attacked import ROW_SCORES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.shapes_attacked import SHAPES_ATTACKED  # noqa: E402
 from tests.grading.judge_boundary.value_shapes_attacked import VALUE_SHAPES_ATTACKED  # noqa: E402
@@ -678,5 +681,5 @@ from tests.grading.judge_boundary.work_tally_attacked import WORK_TALLY_ATTACKED
 
 CASES["05_gpu_sync"] += REPORTS_ATTACKED + SHAPES_ATTACKED + VALUE_SHAPES_ATTACKED + REPORTS_ON_TIME_ATTACKED
 CASES["05_gpu_sync"] += REPORTS_COUNTER_ATTACKED + REPORTS_PROVENANCE_ATTACKED + REPORTS_MARKS_ATTACKED
-CASES["05_gpu_sync"] += HOST_INTEGERS_ATTACKED + WORK_TALLY_ATTACKED
+CASES["05_gpu_sync"] += HOST_INTEGERS_ATTACKED + WORK_TALLY_ATTACKED + REPORTS_TIMED_CALLS_ATTACKED
 CASES["01_tensors"] += ROW_SCORES_ATTACKED

@@ -41,7 +41,7 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
 @pytest.mark.parametrize(
     "source, flagged",
     [
-        ("def place(f, b, c):\n    return dc.regime(c, f, b)", "uses dc.regime, which this exercise asks you"),
+        ("def place(f, b, c):\n    return dc.regime(c, f, b)", "uses dc.regime, which this exercise withholds"),
         ("def place(f, b, c):\n    return getattr(dc, 'floors')(c, f, b)", "uses dc.floors, which"),
         (
             "m = dc\ndef place(f, b, c):\n    return m.regime(c, f, b)",
@@ -54,6 +54,18 @@ def test_every_reference_answer_passes_the_screen(chapter, grade_id, source, giv
 def test_a_withheld_library_function_is_flagged_however_it_is_reached(source, flagged):
     findings = screen(source, allowed_imports=(), withheld=("dc.regime", "dc.floors"))
     assert any(flagged in f.describe() for f in findings), findings
+
+
+def test_chapter_5s_training_loop_may_not_read_the_checks_count_of_steps():
+    """``gpu_sync.steps_run`` is what the report checks count with: an answer that read it could tell a timed call
+    from the others by how far the count moved (tests/grading/judge_boundary/reports_timed_calls_attacked.py)."""
+    rules = next(
+        meta for chapter, grade_id, _, _, meta in _answer_cells() if (chapter, grade_id) == ("05_gpu_sync", "train")
+    )
+    withheld = withheld_names({"metadata": {"tfperf": rules}})
+    findings = screen("def train(w0, xs, ys, report, every):\n    return gpu_sync.steps_run()", withheld=withheld)
+    assert any("uses gpu_sync.steps_run, which this exercise withholds" in f.describe() for f in findings), findings
+    assert screen("def train(w0, xs, ys, report, every):\n    return gpu_sync.train_steps", withheld=withheld) == []
 
 
 def test_the_other_attributes_of_a_module_with_withheld_functions_stay_allowed():
