@@ -193,6 +193,9 @@ class Outcome:
 
     printed: str = ""
     error: dict | None = None
+    #: Why the cell found the answer's function wrong on a call of its own (a result compared in the judge, or a timed
+    #: call's result, calls back or tallied work compared here), where it did: see :func:`_wrong_on_any_call`.
+    wrong_result: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -414,6 +417,7 @@ def grade_exercise(
                 if outcomes[grade_id].passed:  # a cell's first failure stands: its later checks are not decided
                     kind.decide(grading, check, outcomes[grade_id])
                 pending.pop(0)
+            _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
         except _Stopped as stopped:
             problem = str(stopped)
             for grade_id in {grade_id: None for _, grade_id, _ in pending if outcomes[grade_id].passed}:
@@ -437,6 +441,24 @@ def grade_exercise(
                 grade_id
             ].printed += f"(The answer cell raised {answer_error['ename']}: {answer_error['evalue']})\n"
     return outcomes
+
+
+def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
+    """Where a cell whose speed check tallies the exercise's work (``tallied``: chapter 5's ``train``, whose runs of
+    ``train_step`` are the exercise's rule) found the answer's function wrong on one of its calls, timed or not
+    (:attr:`Outcome.wrong_result`), the exercise's other test cells that passed fail too: the exercise asks for the
+    same training on every call, and an answer that trains right only on the calls its correctness cell makes (told
+    apart by how many calls came before) is not correct. A slow answer's other cells stand."""
+    for grade_id in tallied:
+        found = outcomes.get(grade_id)
+        if found is None or found.wrong_result is None:
+            continue
+        for other, judged in outcomes.items():
+            if other != grade_id and judged.passed:
+                judged.fail(
+                    f"Checked by the grading process, with {grade_id}'s calls: {found.wrong_result.rstrip('.')}. The answer "
+                    "must do what this exercise asks on every call, not only on the calls this cell makes."
+                )
 
 
 def _messages_of(stream) -> queue.Queue:
@@ -514,9 +536,10 @@ class _Judge:
             if "call" in header:
                 self._send(*_relay(header, arrays, subject, lambda h, a: self._called_back(h, a, subject)))
             elif "test" in header:
-                outcomes[str(header["test"])] = Outcome(
-                    f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error"))
-                )
+                outcome = Outcome(f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error")))
+                if outcome.error is not None and (header.get("error") or {}).get("wrong_result") is True:
+                    outcome.wrong_result = outcome.error["evalue"].split("\n")[0]
+                outcomes[str(header["test"])] = outcome
             elif header.get("finished"):
                 self.finished = True
                 return outcomes

@@ -64,8 +64,14 @@ def check_same_result(
     check_dtype: bool = True,
     section: str | None = None,
 ) -> None:
-    """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values."""
-    _same_result(got, expected, what=what, rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
+    """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values. The failure is marked
+    ``wrong_result``: the call computed something else (the grading process holds it against the exercise's other
+    cells where the exercise asks for the same work on every call, :func:`tfperf.autograding.outside.grade_exercise`)."""
+    try:
+        _same_result(got, expected, what=what, rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
+    except GradingFailure as failure:
+        failure.wrong_result = True
+        raise
 
 
 def _same_result(got: Any, expected: Any, *, what: str, rtol: float, atol: float, check_dtype: bool, section) -> None:

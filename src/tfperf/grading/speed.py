@@ -542,6 +542,8 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
     if verdict.problem:
         outcome.fail(f"{said}: {verdict.problem}.")
+        if verdict.wrong:  # a call computed something else: held against the other cells where work is tallied
+            outcome.wrong_result = verdict.problem
         return
     if grading.record is not None:
         _record(

@@ -47,6 +47,9 @@ class Verdict:
     target: float
     ratios: list[float] = field(default_factory=list)
     problem: str | None = None
+    #: The problem is that a compared call computed something else than the unfixed code's call on the same inputs
+    #: (its result, its calls back, the tally of its work): a wrong answer, not a slow one.
+    wrong: bool = False
     seconds: dict[str, float] = field(default_factory=dict)  # median seconds per call: "answer", "baseline"
     preparing: float | None = None  # the answer's inputs took this share of what was allowed beyond the baseline's
     waited: float | None = None  # seconds the answer's worker waited for a CPU making a sample's inputs (median)
@@ -267,11 +270,13 @@ def trial(
 
     def compared(index: int) -> str | None:
         """The answer's call ``index`` against the unfixed code's last sample's first call (the same inputs)."""
-        return (
+        problem = (
             _compare(answer.ask(do="result", index=index), baseline.ask(do="result", index=0), close)
             or _same_calls(answer, baseline, index, close)
             or (_same_work(answer, baseline, index) if work else None)
         )
+        verdict.wrong = problem is not None
+        return problem
 
     if limits:
         for side in (answer, baseline):

@@ -314,6 +314,31 @@ def test_a_result_that_differs_while_timed_fails_and_an_error_is_named():
     assert not failed.passed and "ValueError: tired" in failed.error["evalue"], failed.error
 
 
+def test_a_call_found_wrong_by_the_cell_that_tallies_the_work_fails_the_exercises_other_cells():
+    """Chapter 5's speed cell compares the training's results and its tallied runs on its own calls: where it finds
+    them wrong (an answer that trains right only on the calls the correctness cell makes), that cell fails too; a
+    slow answer's other cells stand, and a cell that tallies no work carries nothing."""
+    tally_broken = "in a timed call, the runs of gpu_sync.train_step: 100, against 200 in the unfixed code's call"
+
+    def graded(wrong: str | None, problem: str = f"Timed by the grading process: {tally_broken}."):
+        outcomes = {"train_tests": outside.Outcome(printed="Passed\n"), "train_speed_tests": outside.Outcome()}
+        outcomes["train_speed_tests"].fail(problem)
+        outcomes["train_speed_tests"].wrong_result = wrong
+        return outcomes
+
+    outcomes = graded(tally_broken)
+    outside._wrong_on_any_call(outcomes, {"train_speed_tests"})
+    said = outcomes["train_tests"].error["evalue"]
+    assert said.startswith("Checked by the grading process, with train_speed_tests's calls: in a timed call,"), said
+    assert tally_broken in outcomes["train_speed_tests"].error["evalue"]  # its own reason kept
+
+    slow = graded(None, "same results as the unfixed code, but not fast enough")
+    outside._wrong_on_any_call(slow, {"train_speed_tests"})
+    untallied = graded(tally_broken)
+    outside._wrong_on_any_call(untallied, set())
+    assert slow["train_tests"].passed and untallied["train_tests"].passed
+
+
 @pytest.mark.slow
 @SANDBOXED
 def test_work_left_running_while_the_unfixed_code_is_timed_fails_the_check(sandboxed):

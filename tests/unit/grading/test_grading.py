@@ -217,6 +217,17 @@ def test_a_result_of_a_class_of_its_own_is_not_taken_for_the_numbers_it_claims()
     grading.check_same_result([np.float32(1.0), 2.0], [np.float32(1.0), 2.0], what="a list", check_dtype=False)
 
 
+def test_a_result_that_differs_is_marked_a_wrong_result_and_other_failures_are_not():
+    """The judge passes the mark on: where the exercise asks for the same work on every call (chapter 5's training),
+    the grading process holds a wrong result against the exercise's other cells (tfperf.autograding.outside)."""
+    with pytest.raises(GradingFailure) as differs:
+        grading.check_same_result(np.float32(2.0), np.float32(1.0), what="train")
+    assert differs.value.wrong_result is True
+    with pytest.raises(GradingFailure) as fewer_reads:
+        grading.assert_host_syncs_at_most(lambda: float(tf.constant(1.0)), (), 0, what="a read")
+    assert getattr(fewer_reads.value, "wrong_result", False) is False
+
+
 def test_a_median_just_below_the_target_gets_more_pairs_before_the_verdict(monkeypatch):
     from tfperf.grading import speed_trial
 

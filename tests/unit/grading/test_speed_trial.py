@@ -92,6 +92,13 @@ def test_an_answer_wrong_on_some_calls_only_is_caught_among_the_timed_calls():
     unfixed, answer = sides(sleeps(0.002), wrong_now_and_then, inputs)
     verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=2.0, close=CLOSE, pairs=11)
     assert not verdict.passed and "differs from the unfixed code's" in verdict.problem
+    assert verdict.wrong  # a wrong answer: what the grading process holds against its other cells too
+
+
+def test_a_slow_answer_is_refused_as_slow_not_as_wrong():
+    unfixed, answer = sides(sleeps(0.002), sleeps(0.002), inputs)
+    verdict = speed_trial.trial(unfixed, answer, exercise="demo", target=4.0, close=CLOSE, pairs=5)
+    assert not verdict.passed and not verdict.wrong, verdict.measured
 
 
 def test_the_work_a_check_tallies_must_be_done_on_every_compared_call_timed_or_not():
