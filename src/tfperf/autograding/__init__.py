@@ -40,5 +40,7 @@ steps ``autograde/nbgrader_config.py`` lists; ``outside.GradeOutsideKernel`` gra
 answer run by ``restricted``) runs the answer and only answers; the *judge* (``judge``) runs the test cells it can,
 calling the answer's functions in the subject; what is left is decided in the grading process, kind by kind
 (``check_kinds``: one module each in ``tfperf.grading``, the speed checks timed by ``tfperf.grading.speed`` with the
-one trial, ``tfperf.grading.speed_trial``, against the unfixed code's worker of ``recheck``).
+one trial, ``tfperf.grading.speed_trial``, against the unfixed code's worker of ``recheck``). Last, where an
+exercise's speed check tallies its work (chapter 5's training), a call that cell found wrong fails the exercise's
+other cells too (``outside._wrong_on_any_call``).
 """

@@ -29,10 +29,10 @@ reads an answer cell's source (it runs nothing) and reports, with line numbers:
   of a library class (any base not defined in the cell) that defines a private method (``_as_serialized_graph``,
   ``_list_all_concrete_functions``, ...);
 
-What an exercise asks the learner to write, or what its checks read, may be withheld: where the instructor's answer cell lists library
-functions (its metadata ``tfperf.withheld``, such as ``["dc.regime"]``: :func:`withheld_names`), an answer that
-uses one of them (``dc.regime``, ``getattr(dc, "regime")``) or passes their module on as a value (``m = dc``)
-is flagged.
+What an exercise asks the learner to write, or what its checks read, may be withheld: where the instructor's answer
+cell lists library functions (its metadata ``tfperf.withheld``, such as ``["dc.regime"]``: :func:`withheld_names`),
+an answer that uses one of them (``dc.regime``, ``getattr(dc, "regime")``) or passes their module on as a value
+(``m = dc``) is flagged.
 
 Imports are an allow-list, not a deny-list, per exercise: an answer may import only what the instructor's answer
 cell lists (its metadata ``tfperf.imports``: :func:`allowed_imports`), by default :data:`ALLOWED_IMPORTS` (what the
