@@ -194,7 +194,7 @@ def judge_exercise(header: dict, requests, replies) -> None:
                 error = {"ename": "GradedOutsideKernel", "evalue": f"the answer's process stopped: {err}"}
             except BaseException as err:  # noqa: BLE001 (the test cell failed)
                 error = _failure(err)
-                if getattr(err, "wrong_result", False):  # check_same_result's, raised here: no learner code ran
+                if getattr(err, "wrong_result", False):  # calls.wrong_result, raised here: no learner code ran
                     error["wrong_result"] = True
         send(replies, {"test": grade_id, "printed": printed.getvalue()[-PRINTED_LIMIT:], "error": error})
     send(replies, {"finished": True})

@@ -456,8 +456,8 @@ def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
         for other, judged in outcomes.items():
             if other != grade_id and judged.passed:
                 judged.fail(
-                    f"Checked by the grading process, with {grade_id}'s calls: {found.wrong_result.rstrip('.')}. The answer "
-                    "must do what this exercise asks on every call, not only on the calls this cell makes."
+                    f"Graded with {grade_id}'s calls too: {found.wrong_result.rstrip('.')}. An answer must be right "
+                    "on the calls of every check, not only on this cell's."
                 )
 
 
@@ -537,7 +537,8 @@ class _Judge:
                 self._send(*_relay(header, arrays, subject, lambda h, a: self._called_back(h, a, subject)))
             elif "test" in header:
                 outcome = Outcome(f"{JUDGED}\n{header.get('printed', '')}", _error(header.get("error")))
-                if outcome.error is not None and (header.get("error") or {}).get("wrong_result") is True:
+                error = header.get("error")
+                if outcome.error is not None and isinstance(error, dict) and error.get("wrong_result") is True:
                     outcome.wrong_result = outcome.error["evalue"].split("\n")[0]
                 outcomes[str(header["test"])] = outcome
             elif header.get("finished"):

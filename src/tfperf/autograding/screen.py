@@ -532,7 +532,8 @@ def allowed_imports(instructor_cell) -> tuple[str, ...]:
 
 
 #: Why an exercise withholds a library function, as its findings say: what the learner is asked to write, or what the
-#: exercise's checks read (chapter 5's ``gpu_sync.steps_run``, whose count the speed check relies on).
+#: exercise's checks read (chapter 5's ``gpu_sync.steps_run``, the count of training steps its checks of the reports'
+#: timing read).
 WITHHELD_WHY = "what the exercise asks you to write, or what its checks read"
 
 

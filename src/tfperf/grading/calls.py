@@ -22,6 +22,16 @@ class GradingFailure(AssertionError):
         return [f"\x1b[0;31mCheck failed:\x1b[0m {lines[0]}", *lines[1:]]
 
 
+def wrong_result(message: str) -> GradingFailure:
+    """A failure that says the call computed something else than the reference (a result, its reports, the training
+    runs it made), marked ``wrong_result``: where the exercise asks for the same work on every call (chapter 5's
+    training), the grading process holds it against the exercise's other cells
+    (:func:`tfperf.autograding.outside.grade_exercise`). Shown as any :class:`GradingFailure`."""
+    failure = GradingFailure(message)
+    failure.wrong_result = True
+    return failure
+
+
 class AnswerNotWritten(GradingFailure):
     """A check found an answer that is not written yet (the stub or placeholder it was released with).
 

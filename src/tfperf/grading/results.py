@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard
-from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.grading.calls import GradingFailure, call, reread, wrong_result
 from tfperf.runtime import logs
 
 #: Packages whose objects a check converts to arrays: an object of another class could say anything when asked
@@ -64,13 +64,12 @@ def check_same_result(
     check_dtype: bool = True,
     section: str | None = None,
 ) -> None:
-    """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values. The failure is marked
-    ``wrong_result``: the call computed something else (the grading process holds it against the exercise's other
-    cells where the exercise asks for the same work on every call, :func:`tfperf.autograding.outside.grade_exercise`)."""
+    """Fail unless ``got`` matches ``expected`` in type, shape, dtype and values (a failure marked as a wrong result:
+    :func:`tfperf.grading.calls.wrong_result`)."""
     try:
         _same_result(got, expected, what=what, rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
     except GradingFailure as failure:
-        failure.wrong_result = True
+        failure.wrong_result = True  # as wrong_result() marks it, its own class kept
         raise
 
 
@@ -165,21 +164,22 @@ def check_reports(
     section: str | None = None,
 ) -> None:
     """Fail unless ``got``, a list of ``(step, value)`` reports, names the steps of ``expected``
-    in order, each with a plain Python or NumPy number close to the expected value."""
+    in order, each with a plain Python or NumPy number close to the expected value (a failure marked as a wrong
+    result: :func:`tfperf.grading.calls.wrong_result`)."""
     steps, expected_steps = [s for s, _ in got], [s for s, _ in expected]
     if steps != expected_steps:
         shown = steps if len(steps) <= 12 else steps[:12] + ["..."]
-        raise GradingFailure(
+        raise wrong_result(
             f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{reread(section)}"
         )
     for (step, value), (_, want) in zip(got, expected):
         if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
-            raise GradingFailure(
+            raise wrong_result(
                 f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
                 f"from the loss tensor (with float() or .numpy()).{reread(section)}"
             )
         if not np.isclose(float(value), float(want), rtol=rtol, atol=atol):
-            raise GradingFailure(
+            raise wrong_result(
                 f"{what}: step {step} reported {float(value):.6g}; expected {float(want):.6g}.{reread(section)}"
             )
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard, speed_trial, targets
-from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.grading.calls import GradingFailure, call, reread, wrong_result
 from tfperf.grading.messages import NotRunnable
 from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
@@ -308,7 +308,7 @@ def assert_speedup(
         got = call(candidate, recording(args, got_calls), who="Your function", section=section)
         check_same_result(got, expected, what="Your function's result", rtol=rtol, atol=atol, section=section)
         if problem := calls_differ(got_calls, calls_due(calls_back, unfixed_calls, args), rtol=rtol, atol=atol):
-            raise GradingFailure(f"Your function's calls on the speed check's inputs: {problem}.{reread(section)}")
+            raise wrong_result(f"Your function's calls on the speed check's inputs: {problem}.{reread(section)}")
     if os.environ.get(TIMED_OUTSIDE_ENV_VAR) == "1":
         guard.assert_nothing_competes("The speed check")
         print("Same results as the unfixed code; the grading process times the speed next, out of this process.")
@@ -530,6 +530,8 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
     finally:
         watched, answer.watched = answer.watched, None
         answer.end()
+    if verdict.wrong:  # a call computed something else: held against the other cells where work is tallied
+        outcome.wrong_result = verdict.problem
     if prints is not None and watched:
         if problem := printing.while_timed(answer.output, watched, prints):
             outcome.fail(f"{said}: {problem}")
@@ -542,8 +544,6 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
     device_class = str(getattr(baseline, "ready", {}).get("device_class", "")).upper()
     if verdict.problem:
         outcome.fail(f"{said}: {verdict.problem}.")
-        if verdict.wrong:  # a call computed something else: held against the other cells where work is tallied
-            outcome.wrong_result = verdict.problem
         return
     if grading.record is not None:
         _record(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard
-from tfperf.grading.calls import GradingFailure, call, reread
+from tfperf.grading.calls import GradingFailure, call, reread, wrong_result
 from tfperf.measure import host_syncs
 
 
@@ -105,22 +105,22 @@ def _check_made_while_training(made: tuple, steps: int, every: int, what: str, s
     reference's :class:`tfperf.experiments.gpu_sync.Marked`), gave those runs what the reference's were given."""
     ran, reports, given = made
     if ran != steps:
-        raise GradingFailure(
+        raise wrong_result(
             f"{what} ran gpu_sync.train_step {ran} times; expected {steps}, once per step (the check counts its "
             f"runs to see when each report is made: train with it).{reread(section)}"
         )
     for step, run in reports:
         if step is None:
-            raise GradingFailure(f"{what}: a report's step is not a whole number.{reread(section)}")
+            raise wrong_result(f"{what}: a report's step is not a whole number.{reread(section)}")
         if run > step + every + 1:
-            raise GradingFailure(
+            raise wrong_result(
                 f"{what}: the report for step {step} was made after {run} training steps had run; it is due before "
                 f"step {step + every + 1} runs (at most one block of {every} step{'s' if every != 1 else ''} after "
                 f"it). Report while the loop trains, not after it: a report that comes at the end cannot warn of a "
                 f"loss that went wrong.{reread(section)}"
             )
     if marks is not None and not marks.same_given(given):
-        raise GradingFailure(
+        raise wrong_result(
             f"{what}: gpu_sync.train_step's runs were not given the batches xs[i], ys[i] and the weights being "
             f"trained, in order, as train_unfixed's were (the check sums what each run is given). Train the weights "
             f"you return with train_step itself, one run per step.{reread(section)}"

@@ -445,13 +445,13 @@ CASES: dict[str, list[Submission]] = {
             },
             {"train_tests": 0, "train_speed_tests": 0},
         ),
-        # attack: Like the one before, but honest on its first four calls of the timed check's sizes (the check's own untimed calls), then one graph over all steps with no report: it counts on the timed calls' reports going unread.
+        # attack: Like the one before, but honest on its first four calls of the timed check's sizes (the check's own untimed calls), then one graph over all steps with no report: it counts on the timed calls' reports going unread. Wrong on the calls after those: 0 for both (3 for train_tests while a correctness cell was held to its own calls only; since 2026-12-02 a call the speed cell finds wrong fails train_tests too).
         Submission(
             "jb_gs_no_reports_after_four_timed_size_calls",
             {
                 "train": "sized_calls = [0]\n\n\n@tf.function\ndef train_block(w, xs, ys, start, stop):\n    loss = tf.constant(0.0)\n    for i in tf.range(start, stop):\n        loss = gpu_sync.train_step(w, xs[i], ys[i])\n    return loss\n\n\ndef train(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = xs.shape[0]\n    if steps >= 200 and steps % every == 0:\n        sized_calls[0] += 1\n        if sized_calls[0] > 4:  # timed now: nobody reads these reports\n            train_block(w, xs, ys, tf.constant(0), tf.constant(steps))\n            return w.read_value()\n    for start in range(0, steps, every):\n        stop = min(start + every, steps)\n        loss = train_block(w, xs, ys, tf.constant(start), tf.constant(stop))\n        report(stop - 1, loss.numpy())\n    return w.read_value()\n"
             },
-            {"train_tests": 3, "train_speed_tests": 0},
+            {"train_tests": 0, "train_speed_tests": 0},
         ),
         # attack: Behaves like the reference when the judge calls it. When its inputs have the timed check's sizes (a timed call), it returns the untrained weights on three calls in four, counting on only some timed results being compared. Wrong on inputs of the timed check's sizes, which train_tests checks too since the eighth session of 2026-12-01 (200 steps every 20): 0 for both (3 for train_tests before, when no correctness check made such a call).
         Submission(

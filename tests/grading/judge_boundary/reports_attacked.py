@@ -63,13 +63,13 @@ REPORTS_ATTACKED: list[Submission] = [
         },
         {"train_tests": 0, "train_speed_tests": 0},
     ),
-    # attack: the first two calls for a size are untimed and always compared, so the answer counts calls per `(steps, every)` size. It is honest for those two and for the judge's numpy data. On the third call, the first timed one, it returns `w0` at once with no reports. If only one train call of each timed pair is drawn for comparison, that call escapes with probability 1/2. A min-based or mean-based timer then rewards the near-zero sample.
+    # attack: the first two calls for a size are untimed and always compared, so the answer counts calls per `(steps, every)` size. It is honest for those two and for the judge's numpy data. On the third call, the first timed one, it returns `w0` at once with no reports. If only one train call of each timed pair is drawn for comparison, that call escapes with probability 1/2. A min-based or mean-based timer then rewards the near-zero sample. Wrong on that call: 0 for both (3 for train_tests while a correctness cell was held to its own calls only; since 2026-12-02 a call the speed cell finds wrong fails train_tests too).
     Submission(
         "jb_gs_cheat_first_timed_call",
         {
             "train": "COUNT = {}\n\ndef honest(w0, xs, ys, report, every):\n    w = tf.Variable(w0)\n    steps = int(xs.shape[0])\n    due = gpu_sync.report_steps(steps, every)\n    k = 0\n    for step in range(steps):\n        loss = gpu_sync.train_step(w, xs[step], ys[step])\n        if k < len(due) and step == due[k]:\n            report(step, float(loss.numpy()))\n            k = k + 1\n    return w.read_value()\n\ndef train(w0, xs, ys, report, every):\n    if isinstance(xs, np.ndarray):                 # the judge's calls arrive as data: always honest\n        return honest(w0, xs, ys, report, every)\n    key = (int(xs.shape[0]), int(every))\n    COUNT[key] = COUNT.get(key, 0) + 1\n    if COUNT[key] == 3:                            # first timed call after the two untimed ones\n        return tf.identity(w0)                     # no training, no reports\n    return honest(w0, xs, ys, report, every)\n"
         },
-        {"train_tests": 3, "train_speed_tests": 0},
+        {"train_tests": 0, "train_speed_tests": 0},
     ),
     # attack: this is A7 made safe against `train_tests`. (reviewed: its tell fails (the judge's arguments arrive as tensors, as the grading process's do), so the judge's calls get tensors as reports, which the check refuses.)
     Submission(

@@ -329,7 +329,7 @@ def test_a_call_found_wrong_by_the_cell_that_tallies_the_work_fails_the_exercise
     outcomes = graded(tally_broken)
     outside._wrong_on_any_call(outcomes, {"train_speed_tests"})
     said = outcomes["train_tests"].error["evalue"]
-    assert said.startswith("Checked by the grading process, with train_speed_tests's calls: in a timed call,"), said
+    assert said.startswith("Graded with train_speed_tests's calls too: in a timed call, the runs"), said
     assert tally_broken in outcomes["train_speed_tests"].error["evalue"]  # its own reason kept
 
     slow = graded(None, "same results as the unfixed code, but not fast enough")

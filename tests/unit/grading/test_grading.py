@@ -223,6 +223,9 @@ def test_a_result_that_differs_is_marked_a_wrong_result_and_other_failures_are_n
     with pytest.raises(GradingFailure) as differs:
         grading.check_same_result(np.float32(2.0), np.float32(1.0), what="train")
     assert differs.value.wrong_result is True
+    with pytest.raises(GradingFailure) as late:
+        grading.check_reports([(9, 1.0)], [(4, 1.0), (9, 1.0)], what="the reports")
+    assert late.value.wrong_result is True
     with pytest.raises(GradingFailure) as fewer_reads:
         grading.assert_host_syncs_at_most(lambda: float(tf.constant(1.0)), (), 0, what="a read")
     assert getattr(fewer_reads.value, "wrong_result", False) is False
