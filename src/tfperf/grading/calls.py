@@ -27,7 +27,11 @@ def wrong_result(message: str) -> GradingFailure:
     runs it made), marked ``wrong_result``: where the exercise asks for the same work on every call (chapter 5's
     training), the grading process holds it against the exercise's other cells
     (:func:`tfperf.autograding.outside.grade_exercise`). Shown as any :class:`GradingFailure`."""
-    failure = GradingFailure(message)
+    return marked_wrong(GradingFailure(message))
+
+
+def marked_wrong(failure: GradingFailure) -> GradingFailure:
+    """``failure``, its own class kept, marked as :func:`wrong_result` marks its failures."""
     failure.wrong_result = True
     return failure
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard
-from tfperf.grading.calls import GradingFailure, call, reread, wrong_result
+from tfperf.grading.calls import GradingFailure, call, marked_wrong, reread, wrong_result
 from tfperf.runtime import logs
 
 #: Packages whose objects a check converts to arrays: an object of another class could say anything when asked
@@ -69,7 +69,7 @@ def check_same_result(
     try:
         _same_result(got, expected, what=what, rtol=rtol, atol=atol, check_dtype=check_dtype, section=section)
     except GradingFailure as failure:
-        failure.wrong_result = True  # as wrong_result() marks it, its own class kept
+        marked_wrong(failure)
         raise
 
 
