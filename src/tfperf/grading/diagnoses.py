@@ -80,6 +80,15 @@ def check_diagnosis(
 FIXED_RECORDS, FIXED_BATCH, FIXED_WIDTH = 4096, 512, 256
 
 
+#: How many diagnoses of the fixed script :func:`check_fixed_script` runs at most while ``input-bound`` is the only
+#: pitfall found, failing only if each finds it. The input wait is timed over the Profiler's ten steps, about 70 ms
+#: on a 2-core Xeon: one time slice of the scheduler lost to another process there (a class graded in parallel) made
+#: a prefetched pipeline wait 30% once, where an unfixed one waits 75 to 86% every time
+#: (docs/measurements-08_capstone.md). The pitfalls read from counts (retraces, host reads, prints, eager steps) are
+#: counted the same every time and are not diagnosed again.
+INPUT_WAIT_DIAGNOSES = 3
+
+
 #: The capstone's functions that make or run a whole script: a fixed script written by the learner calls none.
 WHOLE_SCRIPTS = ("make_training", "pipeline", "fix_ladder", "variant")
 
@@ -116,7 +125,8 @@ def check_fixed_script(
 ) -> None:
     """Fail unless ``make_fixed_training`` makes a ``(train, model)`` pair of its own (neither made nor run by the
     capstone's :data:`WHOLE_SCRIPTS`) in which ``tfperf.diagnose`` (ten counted steps after three of warm-up, the
-    Profiler on ten more) finds none of the capstone's pitfalls; records and seed drawn from ``seed`` (None:
+    Profiler on ten more) finds none of the capstone's pitfalls (where ``input-bound`` is the only one found, it fails
+    only if each of :data:`INPUT_WAIT_DIAGNOSES` diagnoses finds it); records and seed drawn from ``seed`` (None:
     afresh)."""
     import tempfile
 
@@ -149,14 +159,17 @@ def check_fixed_script(
             f"script yourself, from the code section 1 shows, each pitfall fixed as section 4 fixes it."
             f"{reread(section)}"
         )
-    with tempfile.TemporaryDirectory(prefix="tfperf-fixed-script-") as logdir:
-        found = call(
-            lambda: diagnose(train, steps=10, warmup=3, card=None, profile_dir=logdir),
-            (),
-            who="Your fixed script's train(steps), under tfperf.diagnose",
-            section=section,
-        )
-    left = [f for f in found.findings if f.code in capstone.PITFALLS]
+    for _ in range(INPUT_WAIT_DIAGNOSES):
+        with tempfile.TemporaryDirectory(prefix="tfperf-fixed-script-") as logdir:
+            found = call(
+                lambda: diagnose(train, steps=10, warmup=3, card=None, profile_dir=logdir),  # noqa: B023
+                (),
+                who="Your fixed script's train(steps), under tfperf.diagnose",
+                section=section,
+            )
+        left = [f for f in found.findings if f.code in capstone.PITFALLS]
+        if {f.code for f in left} != {"input-bound"}:
+            break  # none left, or a pitfall read from counts, which another diagnosis would count again
     if left:
         evidence = "; ".join(f.summary or f.code for f in left)
         raise GradingFailure(
