@@ -194,7 +194,8 @@ class Outcome:
     printed: str = ""
     error: dict | None = None
     #: Why the cell found the answer's function wrong on a call of its own (a result compared in the judge, or a timed
-    #: call's result, calls back or tallied work compared here), where it did: see :func:`_wrong_on_any_call`.
+    #: call's result, calls back or tallied work compared here), or found that it raised on one, where it did: see
+    #: :func:`_wrong_on_any_call`.
     wrong_result: str | None = None
 
     @property
@@ -448,7 +449,8 @@ def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
     ``train_step`` are the exercise's rule) found the answer's function wrong on one of its calls, timed or not
     (:attr:`Outcome.wrong_result`), the exercise's other test cells that passed fail too: the exercise asks for the
     same training on every call, and an answer that trains right only on the calls its correctness cell makes (told
-    apart by how many calls came before) is not correct. A slow answer's other cells stand."""
+    apart by how many calls came before, or by their sizes, raising on the others) is not correct. A slow answer's
+    other cells stand, and so do those of an answer whose process was stopped (a time or memory limit)."""
     for grade_id in tallied:
         found = outcomes.get(grade_id)
         if found is None or found.wrong_result is None:
@@ -795,7 +797,10 @@ class _Replies:
             error = header["error"]
             lines = str(error).strip().splitlines() or [""]
             text = f"{error.get('ename')}: {error.get('evalue')}" if isinstance(error, dict) else lines[-1]
-            raise NotRunnable(f"your function raised an error while it was timed: {text}")
+            problem = NotRunnable(f"your function raised an error while it was timed: {text}")
+            # a call of the trial on the exercise's inputs computed nothing: held as a wrong result (speed.decide)
+            problem.wrong_result = request.get("do") == "run"
+            raise problem
         return arrays
 
 

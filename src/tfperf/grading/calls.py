@@ -24,7 +24,7 @@ class GradingFailure(AssertionError):
 
 def wrong_result(message: str) -> GradingFailure:
     """A failure that says the call computed something else than the reference (a result, its reports, the training
-    runs it made), marked ``wrong_result``: where the exercise asks for the same work on every call (chapter 5's
+    runs it made) or nothing at all (it raised), marked ``wrong_result``: where the exercise asks for the same work on every call (chapter 5's
     training), the grading process holds it against the exercise's other cells
     (:func:`tfperf.autograding.outside.grade_exercise`). Shown as any :class:`GradingFailure`."""
     return marked_wrong(GradingFailure(message))
@@ -134,7 +134,7 @@ def call_capturing(
     except GradingFailure:
         raise
     except Exception as err:  # the learner's bug, reported as a failure of this check
-        from tfperf.grading.remote import ReturnedNotData
+        from tfperf.grading.remote import AnswerRaised, ReturnedNotData
 
         if isinstance(err, ReturnedNotData):  # in the judge
             raise GradingFailure(f"{who} returned {err}.{reread(section)}") from None
@@ -147,4 +147,6 @@ def call_capturing(
             raise AnswerNotWritten(
                 f"{who} is not written yet (it raises NotImplementedError).{reread(section)}"
             ) from None
-        raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}") from err
+        failure = GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}")
+        # in the judge, the answer raised on a call the check made: a call it did not compute (wrong_result)
+        raise (marked_wrong(failure) if isinstance(err, AnswerRaised) else failure) from err

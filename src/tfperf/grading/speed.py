@@ -526,6 +526,8 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
         verdict = timed_outside(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
     except NotRunnable as problem:
         outcome.fail(f"{said}: {problem}")
+        if getattr(problem, "wrong_result", False):  # the answer raised on a timed call (not the unfixed code)
+            outcome.wrong_result = str(problem)
         return
     finally:
         watched, answer.watched = answer.watched, None

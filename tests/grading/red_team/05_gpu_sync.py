@@ -55,6 +55,24 @@ def train(w0, xs, ys, report, every):
         },
         {"train_tests": 0, "train_speed_tests": 0},
     ),
+    # (1) Trains right on the sizes the correctness cell calls and raises on longer runs (more than 203 steps: as
+    #     though it had learned the hidden checks' sizes), so only the speed cell's hidden timed calls (240 steps)
+    #     fail and every call of train_tests passes. Fair: a function that refuses the exercise's own
+    #     inputs does not train as train_unfixed does; a call that raised while timed is held against train_tests
+    #     as a wrong result is (0 in both cells).
+    Submission(
+        "red1_train_raises_beyond_checked_sizes",
+        {
+            "train": _TRAIN
+            + """
+def train(w0, xs, ys, report, every):
+    if xs.shape[0] > 203:
+        raise ValueError("more steps than this loop was written for")
+    return _train(w0, xs, ys, report, every)
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.
     Submission(

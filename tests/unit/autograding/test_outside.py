@@ -309,9 +309,12 @@ def test_a_result_that_differs_while_timed_fails_and_an_error_is_named():
     )
     wrong = grade_speed(sometimes_wrong, timed_here=True)
     assert not wrong.passed and "differs from the unfixed code's" in wrong.error["evalue"], wrong.error
+    assert "differs from the unfixed code's" in wrong.wrong_result
     raising = "calls = [0]\ndef square(x):\n    calls[0] += 1\n    if calls[0] > 4:\n        raise ValueError('tired')\n    return x * x"
     failed = grade_speed(raising, timed_here=True)
     assert not failed.passed and "ValueError: tired" in failed.error["evalue"], failed.error
+    # a call that raised computed nothing: held against the exercise's other cells where its work is tallied
+    assert "ValueError: tired" in (failed.wrong_result or ""), failed.wrong_result
 
 
 def test_a_call_found_wrong_by_the_cell_that_tallies_the_work_fails_the_exercises_other_cells():

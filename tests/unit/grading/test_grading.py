@@ -231,6 +231,27 @@ def test_a_result_that_differs_is_marked_a_wrong_result_and_other_failures_are_n
     assert getattr(fewer_reads.value, "wrong_result", False) is False
 
 
+def test_an_answer_that_raised_in_the_subject_is_marked_a_wrong_result_in_the_judge():
+    """In the judge, the answer's exception on a check's call (:func:`tfperf.grading.remote.raised`, as its process
+    reported it) is a call that computed nothing: marked, as a wrong result is. Not written yet is not marked, nor is
+    an exception of the learner's code in the kernel, where no verdict is decided."""
+    from tfperf.grading import calls, remote
+
+    def answer(error):
+        def function():
+            raise error
+
+        return function
+
+    with pytest.raises(GradingFailure, match="train raised ValueError: tired") as raised:
+        calls.call(answer(remote.raised("ValueError", "tired")), (), who="train", section=None)
+    assert raised.value.wrong_result is True
+    for not_marked in (remote.raised("NotImplementedError", ""), ValueError("tired")):
+        with pytest.raises(GradingFailure) as failed:
+            calls.call(answer(not_marked), (), who="train", section=None)
+        assert getattr(failed.value, "wrong_result", False) is False
+
+
 def test_a_median_just_below_the_target_gets_more_pairs_before_the_verdict(monkeypatch):
     from tfperf.grading import speed_trial
 
