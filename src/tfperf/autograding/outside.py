@@ -450,7 +450,8 @@ def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
     (:attr:`Outcome.wrong_result`), the exercise's other test cells that passed fail too: the exercise asks for the
     same training on every call, and an answer that trains right only on the calls its correctness cell makes (told
     apart by how many calls came before, or by their sizes, raising on the others) is not correct. A slow answer's
-    other cells stand, and so do those of an answer whose process was stopped (a time or memory limit)."""
+    other cells stand, and so do those of an answer whose process was stopped (a time limit, or a crash: not the
+    answer's failure on one call alone); a call that ran out of memory raised, and is wrong."""
     for grade_id in tallied:
         found = outcomes.get(grade_id)
         if found is None or found.wrong_result is None:
@@ -798,8 +799,9 @@ class _Replies:
             lines = str(error).strip().splitlines() or [""]
             text = f"{error.get('ename')}: {error.get('evalue')}" if isinstance(error, dict) else lines[-1]
             problem = NotRunnable(f"your function raised an error while it was timed: {text}")
-            # a call of the trial on the exercise's inputs computed nothing: held as a wrong result (speed.decide)
-            problem.wrong_result = request.get("do") == "run"
+            # a call of the trial on the exercise's inputs, or its result, was not what the exercise asks (it raised,
+            # or returned what is not data): held as a wrong result (speed.decide)
+            problem.wrong_result = request.get("do") in ("run", "result")
             raise problem
         return arrays
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from tfperf.runtime import logs
 
@@ -136,17 +136,28 @@ def call_capturing(
     except Exception as err:  # the learner's bug, reported as a failure of this check
         from tfperf.grading.remote import AnswerRaised, ReturnedNotData
 
-        if isinstance(err, ReturnedNotData):  # in the judge
-            raise GradingFailure(f"{who} returned {err}.{reread(section)}") from None
-        hint = explain(err)
-        if isinstance(err, NotWritten):
-            raise AnswerNotWritten(
-                str(err) if section is None else f"{err.name} is not written yet.{reread(section)}"
-            ) from None
-        if isinstance(err, NotImplementedError) and not hint:
-            raise AnswerNotWritten(
-                f"{who} is not written yet (it raises NotImplementedError).{reread(section)}"
-            ) from None
-        failure = GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}")
-        # in the judge, the answer raised on a call the check made: a call it did not compute (wrong_result)
-        raise (marked_wrong(failure) if isinstance(err, AnswerRaised) else failure) from err
+        try:
+            _fail_for(err, who=who, section=section)
+        except GradingFailure as failure:
+            # in the judge, the answer raised on a call the check made, or returned what is not data: the call did
+            # not compute the result (wrong_result). Not written yet too: an answer that raises it on some calls only
+            # is written (it passed the others), and one written nowhere passes no cell to hold it against.
+            if isinstance(err, (AnswerRaised, ReturnedNotData)):
+                marked_wrong(failure)
+            raise
+
+
+def _fail_for(err: Exception, *, who: str, section: str | None) -> NoReturn:
+    """Raise the :class:`GradingFailure` that says what ``err``, raised by the learner's ``who``, means."""
+    from tfperf.grading.remote import ReturnedNotData
+
+    if isinstance(err, ReturnedNotData):  # in the judge
+        raise GradingFailure(f"{who} returned {err}.{reread(section)}") from None
+    hint = explain(err)
+    if isinstance(err, NotWritten):
+        raise AnswerNotWritten(
+            str(err) if section is None else f"{err.name} is not written yet.{reread(section)}"
+        ) from None
+    if isinstance(err, NotImplementedError) and not hint:
+        raise AnswerNotWritten(f"{who} is not written yet (it raises NotImplementedError).{reread(section)}") from None
+    raise GradingFailure(f"{who} raised {type(err).__name__}: {err}{hint}{reread(section)}") from err

@@ -73,6 +73,37 @@ def train(w0, xs, ys, report, every):
         },
         {"train_tests": 0, "train_speed_tests": 0},
     ),
+    # (1) The same, with the longer runs refused otherwise: returning None (not the weights; on a timed call it fails
+    #     where the grading process reads the result, not in the call), or raising NotImplementedError (which the
+    #     checks read as "not written yet"). A reviewer expected both to keep train_tests's points where a plain
+    #     exception no longer did; the second did (3.0), the first was already refused by the judge's results check
+    #     of the untimed calls. Fair: 0 in both cells, as above.
+    Submission(
+        "red1_train_returns_none_beyond_checked_sizes",
+        {
+            "train": _TRAIN
+            + """
+def train(w0, xs, ys, report, every):
+    if xs.shape[0] > 203:
+        return None
+    return _train(w0, xs, ys, report, every)
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    Submission(
+        "red1_train_not_implemented_beyond_checked_sizes",
+        {
+            "train": _TRAIN
+            + """
+def train(w0, xs, ys, report, every):
+    if xs.shape[0] > 203:
+        raise NotImplementedError("longer runs")
+    return _train(w0, xs, ys, report, every)
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.
     Submission(

@@ -233,8 +233,9 @@ def test_a_result_that_differs_is_marked_a_wrong_result_and_other_failures_are_n
 
 def test_an_answer_that_raised_in_the_subject_is_marked_a_wrong_result_in_the_judge():
     """In the judge, the answer's exception on a check's call (:func:`tfperf.grading.remote.raised`, as its process
-    reported it) is a call that computed nothing: marked, as a wrong result is. Not written yet is not marked, nor is
-    an exception of the learner's code in the kernel, where no verdict is decided."""
+    reported it), "not written yet" included, and a result that is not data, are calls that did not compute the result:
+    marked, as a wrong result is. An exception of the learner's code in the kernel, where no verdict is decided, is
+    not."""
     from tfperf.grading import calls, remote
 
     def answer(error):
@@ -243,12 +244,17 @@ def test_an_answer_that_raised_in_the_subject_is_marked_a_wrong_result_in_the_ju
 
         return function
 
-    with pytest.raises(GradingFailure, match="train raised ValueError: tired") as raised:
-        calls.call(answer(remote.raised("ValueError", "tired")), (), who="train", section=None)
-    assert raised.value.wrong_result is True
-    for not_marked in (remote.raised("NotImplementedError", ""), ValueError("tired")):
+    for raised, said in (
+        (remote.raised("ValueError", "tired"), "train raised ValueError: tired"),
+        (remote.raised("NotImplementedError", ""), "train is not written yet"),
+        (remote.ReturnedNotData("a function: expected a tensor"), "train returned a function"),
+    ):
+        with pytest.raises(GradingFailure, match=said) as failed:
+            calls.call(answer(raised), (), who="train", section=None)
+        assert failed.value.wrong_result is True, said
+    for in_the_kernel in (ValueError("tired"), calls.NotWritten("train")):
         with pytest.raises(GradingFailure) as failed:
-            calls.call(answer(not_marked), (), who="train", section=None)
+            calls.call(answer(in_the_kernel), (), who="train", section=None)
         assert getattr(failed.value, "wrong_result", False) is False
 
 
