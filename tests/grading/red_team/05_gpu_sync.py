@@ -36,6 +36,20 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
     return w.read_value(), tf.stack(running)
 """
 
+
+def _beyond_checked_sizes(refusal: str) -> dict[str, str]:
+    """``train`` right on runs of up to 203 steps (the largest train_tests makes) and ``refusal`` on longer ones."""
+    return {
+        "train": _TRAIN
+        + f"""
+def train(w0, xs, ys, report, every):
+    if xs.shape[0] > 203:
+        {refusal}
+    return _train(w0, xs, ys, report, every)
+"""
+    }
+
+
 RED_TEAM = [
     # (1) Remembers the weights per problem size: wrong on new data of a size seen before. The speed check's new
     #     data on every timed call exposes it, and so does train_tests: its prints check calls the visible result
@@ -62,15 +76,7 @@ def train(w0, xs, ys, report, every):
     #     as a wrong result is (0 in both cells).
     Submission(
         "red1_train_raises_beyond_checked_sizes",
-        {
-            "train": _TRAIN
-            + """
-def train(w0, xs, ys, report, every):
-    if xs.shape[0] > 203:
-        raise ValueError("more steps than this loop was written for")
-    return _train(w0, xs, ys, report, every)
-"""
-        },
+        _beyond_checked_sizes('raise ValueError("more steps than this loop was written for")'),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     # (1) The same, with the longer runs refused otherwise: returning None (not the weights; on a timed call it fails
@@ -80,28 +86,12 @@ def train(w0, xs, ys, report, every):
     #     of the untimed calls. Fair: 0 in both cells, as above.
     Submission(
         "red1_train_returns_none_beyond_checked_sizes",
-        {
-            "train": _TRAIN
-            + """
-def train(w0, xs, ys, report, every):
-    if xs.shape[0] > 203:
-        return None
-    return _train(w0, xs, ys, report, every)
-"""
-        },
+        _beyond_checked_sizes("return None"),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     Submission(
         "red1_train_not_implemented_beyond_checked_sizes",
-        {
-            "train": _TRAIN
-            + """
-def train(w0, xs, ys, report, every):
-    if xs.shape[0] > 203:
-        raise NotImplementedError("longer runs")
-    return _train(w0, xs, ys, report, every)
-"""
-        },
+        _beyond_checked_sizes('raise NotImplementedError("longer runs")'),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
