@@ -1,6 +1,7 @@
 """grading.check_diagnosis and grading.check_recorded_run (chapter 8): the reference answers pass; answers that
 guess, skip the warm-up or the Profiler, or record a run that is not the one they ran, fail."""
 
+import random
 import tempfile
 import time
 
@@ -46,6 +47,33 @@ def test_a_guess_fails_on_the_script_without_a_pitfall():
         grading.check_diagnosis(lambda train: {"input-bound"}, "input-bound", seed=11)
     with pytest.raises(grading.GradingFailure, match="does not have"):
         grading.check_diagnosis(lambda train: set(cs.PITFALLS), "retracing", seed=11)
+
+
+@pytest.mark.parametrize("clean_first", [False, True], ids=["the script with the pitfall first", "drawn otherwise"])
+def test_the_scripts_place_does_not_tell_which_has_the_pitfall(monkeypatch, clean_first):
+    """A procedure that never runs the Profiler and names input-bound on every other call where it counted nothing
+    passes where the script with the pitfall always comes first; the order is drawn at every check."""
+    from tfperf.grading import diagnoses
+
+    class Drawn:
+        def shuffle(self, scripts):
+            if clean_first:
+                scripts.reverse()
+
+    calls = []
+
+    def by_place(train):
+        calls.append(1)
+        counted = without_the_profiler(train) & set(cs.PITFALLS)
+        return counted or ({"input-bound"} if len(calls) % 2 else set())
+
+    assert isinstance(diagnoses._ORDER, random.SystemRandom)  # what grading draws the order with
+    monkeypatch.setattr(diagnoses, "_ORDER", Drawn())
+    if clean_first:
+        with pytest.raises(grading.GradingFailure, match=r"no pitfall\) named \['input-bound'\]"):
+            grading.check_diagnosis(by_place, "input-bound", seed=11)
+    else:
+        grading.check_diagnosis(by_place, "input-bound", seed=11)
 
 
 def test_no_profiler_misses_input_bound_and_no_warm_up_names_retracing_everywhere():
