@@ -24,8 +24,8 @@ class GradingFailure(AssertionError):
 
 def wrong_result(message: str) -> GradingFailure:
     """A failure that says the call computed something else than the reference (a result, its reports, the training
-    runs it made) or nothing at all (it raised), marked ``wrong_result``: where the exercise asks for the same work on every call (chapter 5's
-    training), the grading process holds it against the exercise's other cells
+    runs it made) or nothing at all (it raised), marked ``wrong_result``: where the exercise asks for the same work on
+    every call (chapter 5's training), the grading process holds it against the exercise's other cells
     (:func:`tfperf.autograding.outside.grade_exercise`). Shown as any :class:`GradingFailure`."""
     return marked_wrong(GradingFailure(message))
 

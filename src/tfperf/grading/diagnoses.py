@@ -91,11 +91,10 @@ FIXED_RECORDS, FIXED_BATCH, FIXED_WIDTH = 4096, 512, 256
 
 
 #: How many diagnoses of the fixed script :func:`check_fixed_script` runs at most while ``input-bound`` is the only
-#: pitfall found, failing only if each finds it. The input wait is timed over the Profiler's ten steps, about 70 ms
-#: on a 2-core Xeon: one time slice of the scheduler lost to another process there (a class graded in parallel) made
-#: a prefetched pipeline wait 30% once, where an unfixed one waits 75 to 86% every time
-#: (docs/measurements-08_capstone.md). The pitfalls read from counts (retraces, host reads, prints, eager steps) are
-#: counted the same every time and are not diagnosed again.
+#: pitfall found, failing only if each finds it: the input wait is timed over the Profiler's ten steps, a window of a
+#: few tens of milliseconds where one time slice lost to another process (a class graded in parallel) can decide,
+#: while an unfixed pipeline waits most of every step (docs/measurements-08_capstone.md). The pitfalls read from
+#: counts (retraces, host reads, prints, eager steps) are counted the same every time and are not diagnosed again.
 INPUT_WAIT_DIAGNOSES = 3
 
 
@@ -172,7 +171,7 @@ def check_fixed_script(
     for _ in range(INPUT_WAIT_DIAGNOSES):
         with tempfile.TemporaryDirectory(prefix="tfperf-fixed-script-") as logdir:
             found = call(
-                lambda: diagnose(train, steps=10, warmup=3, card=None, profile_dir=logdir),  # noqa: B023
+                lambda: diagnose(train, steps=10, warmup=3, card=None, profile_dir=logdir),
                 (),
                 who="Your fixed script's train(steps), under tfperf.diagnose",
                 section=section,
