@@ -37,13 +37,14 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
 """
 
 
-def _beyond_checked_sizes(refusal: str) -> dict[str, str]:
-    """``train`` right on runs of up to 203 steps (the largest train_tests makes) and ``refusal`` on longer ones."""
+def _beyond_checked_sizes(refusal: str, when: str = "xs.shape[0] > 203") -> dict[str, str]:
+    """``train`` right on runs of up to 203 steps (the largest train_tests makes) and ``refusal`` on longer ones (or
+    where ``when`` holds)."""
     return {
         "train": _TRAIN
         + f"""
 def train(w0, xs, ys, report, every):
-    if xs.shape[0] > 203:
+    if {when}:
         {refusal}
     return _train(w0, xs, ys, report, every)
 """
@@ -92,6 +93,16 @@ def train(w0, xs, ys, report, every):
     Submission(
         "red1_train_not_implemented_beyond_checked_sizes",
         _beyond_checked_sizes('raise NotImplementedError("longer runs")'),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) Trains right, and on the speed cell's 180-step call only (a size no other check makes) reports each
+    #     loss as text. That call's reports are compared where the cell reads them; the answer's function is wrong
+    #     on a call, which is held against train_tests as any wrong call is. Fair: 0 in both cells.
+    Submission(
+        "red1_train_reports_text_on_the_speed_cells_call",
+        _beyond_checked_sizes(
+            "return _train(w0, xs, ys, lambda step, loss: report(step, str(loss)), every)", when="xs.shape[0] == 180"
+        ),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
