@@ -358,7 +358,8 @@ def grade_exercise(
         worker = _Replies(process, key, timeout)
         worker.folders = (workdir,)
         problem = None
-        pending: list = []  # (kind, grade_id, check): passed in a worker, not yet decided here (check_kinds)
+        pending: list | None = None  # (kind, grade_id, check): passed in a worker, not yet decided here (check_kinds)
+        grading = None
         clean: dict = {}  # the unfixed code's workers this exercise used: each reset once, then kept
 
         def clean_worker(check):
@@ -402,8 +403,6 @@ def grade_exercise(
                     reported[which] = Outcome(str(message.get("printed", "")), _error(message.get("error")))
             worker.sync()
             outcomes.update(reported)
-            if judged is not None:
-                outcomes.update(judged.run(worker, timeout))
             grading = check_kinds.Grading(
                 exercise,
                 worker,
@@ -412,6 +411,8 @@ def grade_exercise(
                 clean_worker if baseline_for is not None else None,
                 record,
             )
+            if judged is not None:
+                outcomes.update(judged.run(worker, timeout))
             pending = grading.pending([g for g in exercise.tests if g in outcomes and outcomes[g].passed])
             while pending:
                 kind, grade_id, check = pending[0]
@@ -421,11 +422,21 @@ def grade_exercise(
             _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
         except _Stopped as stopped:
             problem = str(stopped)
-            for grade_id in {grade_id: None for _, grade_id, _ in pending if outcomes[grade_id].passed}:
+            hung = pending[0][1] if pending else None  # the cell whose check was being decided here
+            if pending is None and judged is not None:  # stopped in the judge: the cells it finished before stand
+                hung = next((g for g in in_judge if g not in judged.outcomes), None)
+                outcomes.update(judged.outcomes)
+            if pending is None and grading is not None:  # and so do the checks they left to decide here: undecided
+                pending = grading.pending([g for g in exercise.tests if g in outcomes and outcomes[g].passed])
+            for grade_id in {grade_id: None for _, grade_id, _ in pending or () if outcomes[grade_id].passed}:
                 outcomes[grade_id].error = {  # passed in the worker: counts only once checked from here too
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
+            if stopped.wrong_result and hung is not None:  # one of the answer's calls never came back: held as wrong
+                outcomes.setdefault(hung, _problem(f"Graded outside the kernel, this check did not finish: {problem}"))
+                outcomes[hung].wrong_result = f"your function did not return when it was called: {problem}"
+                _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
         except OSError as err:
             problem = f"its process could not be started ({err})."
         finally:
@@ -450,8 +461,9 @@ def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
     (:attr:`Outcome.wrong_result`), the exercise's other test cells that passed fail too: the exercise asks for the
     same training on every call, and an answer that trains right only on the calls its correctness cell makes (told
     apart by how many calls came before, or by their sizes, raising on the others) is not correct. A slow answer's
-    other cells stand, and so do those of an answer whose process was stopped (a time limit, or a crash: not the
-    answer's failure on one call alone); a call that ran out of memory raised, and is wrong."""
+    other cells stand, and so do those of an answer whose process crashed (not the answer's failure on one call
+    alone); a call that ran out of memory raised, and is wrong, and so is a timed call that never came back
+    (:meth:`_Replies.ask`)."""
     for grade_id in tallied:
         found = outcomes.get(grade_id)
         if found is None or found.wrong_result is None:
@@ -502,9 +514,11 @@ class _Judge:
         )
         self.messages = _messages_of(self.process.stdout)
         self.finished = False
+        self.outcomes: dict[str, Outcome] = {}  # its test cells' outcomes so far: kept where a later one stopped
 
     def begin(self, exercise: Exercise, tests: tuple[str, ...]) -> None:
         self.finished = False
+        self.outcomes = {}
         sources = dict(zip(exercise.tests, exercise.test_sources))
         self._send(
             {
@@ -522,8 +536,9 @@ class _Judge:
             raise _Stopped("the judge's process stopped.") from None
 
     def run(self, subject: _Replies, timeout: float) -> dict[str, Outcome]:
-        """Relay the judge's calls to ``subject`` until it finished its test cells: their outcomes."""
-        outcomes: dict[str, Outcome] = {}
+        """Relay the judge's calls to ``subject`` until it finished its test cells: their outcomes (:attr:`outcomes`,
+        which keeps those of the cells that finished where a later one is stopped)."""
+        outcomes = self.outcomes
         wait = START_SECONDS + timeout
         while True:
             try:
@@ -647,14 +662,20 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     # answer's first call may trace it, convert it with AutoGraph through the restriction's guards and compile it: a
     # margin of its own, at most the start's grace and no more than a cell's limit (so an endless first call at a
     # short limit is stopped in twice that limit, not a minute later)
-    header, result = subject.next(None if subject.relayed else subject.timeout + min(START_SECONDS, subject.timeout))
-    subject.relayed += 1
-    while "callback" in header:
-        try:
-            send(subject.process.stdin, *called_back(header, result))
-        except OSError:
-            raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-        header, result = subject.next()
+    try:
+        header, result = subject.next(
+            None if subject.relayed else subject.timeout + min(START_SECONDS, subject.timeout)
+        )
+        subject.relayed += 1
+        while "callback" in header:
+            try:
+                send(subject.process.stdin, *called_back(header, result))
+            except OSError:
+                raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
+            header, result = subject.next()
+    except _PastTheLimit as stopped:  # the answer's call never came back: wrong on the check's inputs (_Replies.ask)
+        stopped.wrong_result = True
+        raise
     if header.get("error"):
         return {"error": _error(header["error"])}, []
     if probe is not None:
@@ -683,7 +704,14 @@ def _report_order(cells: int, tests, answer: int | None = None) -> list[tuple[st
 
 
 class _Stopped(Exception):
-    """The worker stopped, ran past the time limit, or sent what it did not write."""
+    """The worker stopped, ran past the time limit, or sent what it did not write. ``wrong_result``: it was one of the
+    answer's calls that never came back, held as a wrong result (:meth:`_Replies.ask`, :func:`_relay`)."""
+
+    wrong_result = False
+
+
+class _PastTheLimit(_Stopped):
+    """The worker sent nothing within a cell's time limit."""
 
 
 class _Replies:
@@ -706,7 +734,7 @@ class _Replies:
         try:
             message = self.messages.get(timeout=self.timeout if wait is None else wait)
         except queue.Empty:
-            raise _Stopped(f"a cell ran past the time limit ({self.timeout:g} s) and was stopped.") from None
+            raise _PastTheLimit(f"a cell ran past the time limit ({self.timeout:g} s) and was stopped.") from None
         if isinstance(message, Exception):
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).")
         header, arrays = message
@@ -793,7 +821,15 @@ class _Replies:
             send(self.process.stdin, request)
         except OSError:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-        header, arrays = self.next()
+        try:
+            header, arrays = self.next()
+        except _PastTheLimit as stopped:
+            # one timed call of the answer's (a run request's few calls, or its result) took longer than a whole test
+            # cell may, where each of the exercise's correctness cells, all its calls together, took less: an answer
+            # that never returns on the exercise's inputs is wrong on them, as one that raised is (one slow over many
+            # calls is stopped by the trial's own time limit, between calls, and keeps its other cells)
+            stopped.wrong_result = request.get("do") in ("run", "result")
+            raise
         if "error" in header:
             error = header["error"]
             lines = str(error).strip().splitlines() or [""]

@@ -95,6 +95,30 @@ def train(w0, xs, ys, report, every):
         _beyond_checked_sizes('raise NotImplementedError("longer runs")'),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
+    # (1) The same, its longer runs never returning, but only from the third on: the judge's two untimed calls of the
+    #     speed check (240 steps) return, so only the grading process's timed calls hang, and the check is stopped at
+    #     the cell's time limit after every call of train_tests returned. (Hanging from the first long call, it
+    #     stops the judge while it runs the speed cell, and every judged cell of the exercise is lost: 0 already.)
+    #     Fair: a function that never returns on the exercise's own inputs does not train; a timed call that
+    #     outlasts a whole cell's limit is held against train_tests as a wrong result (0 in both cells). Graded alone
+    #     with a short cell limit.
+    Submission(
+        "red1_train_hangs_on_the_timed_calls",
+        {
+            "train": _TRAIN
+            + """
+_long_calls = []
+def train(w0, xs, ys, report, every):
+    if xs.shape[0] > 203:
+        _long_calls.append(1)
+        while len(_long_calls) > 2:
+            pass
+    return _train(w0, xs, ys, report, every)
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+        hangs=True,
+    ),
     # (1) Trains right, and on the speed cell's 180-step call only (a size no other check makes) reports each
     #     loss as text. That call's reports are compared where the cell reads them; the answer's function is wrong
     #     on a call, which is held against train_tests as any wrong call is. Fair: 0 in both cells.

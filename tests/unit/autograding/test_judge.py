@@ -173,6 +173,24 @@ def test_an_answer_that_kills_its_process_fails_the_judged_check():
     assert not outcome.passed and outcome.error["ename"] == outside.OUTSIDE, outcome.error
 
 
+def test_a_judged_cell_that_finished_stands_where_a_later_ones_call_never_came_back():
+    exercise = outside.Exercise(
+        "answer",
+        ("t", "u"),
+        (GIVEN, "PLACEHOLDER"),
+        1,
+        (RESULT_TEST, "grading.check_function(square, (4,), 16, what='square(4)')"),
+        answer_names=("square",),
+    )
+    assert exercise.in_judge() == ("t", "u")
+    answer = "def square(x):\n    while x == 4:\n        pass\n    return x * x"
+    outcomes = outside.grade_exercise(exercise, answer, timeout=5, sandboxed=False)
+    assert outcomes["t"].passed, outcomes["t"].error
+    hung = outcomes["u"]
+    assert not hung.passed and "did not finish" in hung.error["evalue"] and "time limit" in hung.error["evalue"]
+    assert hung.wrong_result and "did not return" in hung.wrong_result  # held against other cells where work is tallied
+
+
 # ---------------------------------------------------------------- counted in the subject, decided in the judge
 
 TF_GIVEN = "import tensorflow as tf\nfrom tfperf import grading"
