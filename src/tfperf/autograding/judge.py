@@ -34,6 +34,7 @@ import sys
 from typing import Any
 
 from tfperf.autograding import check_kinds
+from tfperf.grading.calls import is_marked_wrong
 from tfperf.grading.messages import WorkerStopped, receive, send
 from tfperf.grading.remote import NotData, Remote, ReturnedNotData, pack, raised, unpack
 
@@ -194,7 +195,7 @@ def judge_exercise(header: dict, requests, replies) -> None:
                 error = {"ename": "GradedOutsideKernel", "evalue": f"the answer's process stopped: {err}"}
             except BaseException as err:  # noqa: BLE001 (the test cell failed)
                 error = _failure(err)
-                if getattr(err, "wrong_result", False):  # calls.wrong_result, raised here: no learner code ran
+                if is_marked_wrong(err):  # calls.wrong_result, raised here: no learner code ran
                     error["wrong_result"] = True
         send(replies, {"test": grade_id, "printed": printed.getvalue()[-PRINTED_LIMIT:], "error": error})
     send(replies, {"finished": True})

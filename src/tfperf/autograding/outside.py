@@ -93,6 +93,7 @@ from tfperf.autograding.cells import (
 )
 from tfperf.autograding.preprocessors import error_output
 from tfperf.grading import concepts, printing
+from tfperf.grading.calls import is_marked_wrong, marked_wrong
 from tfperf.grading.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
 from tfperf.grading.specs import is_test
 from tfperf.runtime import processes
@@ -433,7 +434,9 @@ def grade_exercise(
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
-            if stopped.wrong_result and hung is not None:  # one of the answer's calls never came back: held as wrong
+            if (
+                is_marked_wrong(stopped) and hung is not None
+            ):  # one of the answer's calls never came back: held as wrong
                 outcomes.setdefault(hung, _problem(f"Graded outside the kernel, this check did not finish: {problem}"))
                 outcomes[hung].wrong_result = f"your function did not return when it was called: {problem}"
                 _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
@@ -674,7 +677,7 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
                 raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
             header, result = subject.next()
     except _PastTheLimit as stopped:  # the answer's call never came back: wrong on the check's inputs (_Replies.ask)
-        stopped.wrong_result = True
+        marked_wrong(stopped)
         raise
     if header.get("error"):
         return {"error": _error(header["error"])}, []
@@ -704,10 +707,8 @@ def _report_order(cells: int, tests, answer: int | None = None) -> list[tuple[st
 
 
 class _Stopped(Exception):
-    """The worker stopped, ran past the time limit, or sent what it did not write. ``wrong_result``: it was one of the
-    answer's calls that never came back, held as a wrong result (:meth:`_Replies.ask`, :func:`_relay`)."""
-
-    wrong_result = False
+    """The worker stopped, ran past the time limit, or sent what it did not write; marked wrong (``marked_wrong``)
+    where it was one of the answer's calls that never came back (:meth:`_Replies.ask`, :func:`_relay`)."""
 
 
 class _PastTheLimit(_Stopped):
@@ -828,7 +829,7 @@ class _Replies:
             # cell may, where each of the exercise's correctness cells, all its calls together, took less: an answer
             # that never returns on the exercise's inputs is wrong on them, as one that raised is (one slow over many
             # calls is stopped by the trial's own time limit, between calls, and keeps its other cells)
-            stopped.wrong_result = request.get("do") in ("run", "result")
+            marked_wrong(stopped, request.get("do") in ("run", "result"))
             raise
         if "error" in header:
             error = header["error"]
@@ -837,8 +838,7 @@ class _Replies:
             problem = NotRunnable(f"your function raised an error while it was timed: {text}")
             # a call of the trial on the exercise's inputs, or its result, was not what the exercise asks (it raised,
             # or returned what is not data): held as a wrong result (speed.decide)
-            problem.wrong_result = request.get("do") in ("run", "result")
-            raise problem
+            raise marked_wrong(problem, request.get("do") in ("run", "result"))
         return arrays
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from tfperf.runtime import logs
 
@@ -30,10 +30,21 @@ def wrong_result(message: str) -> GradingFailure:
     return marked_wrong(GradingFailure(message))
 
 
-def marked_wrong(failure: GradingFailure) -> GradingFailure:
-    """``failure``, its own class kept, marked as :func:`wrong_result` marks its failures."""
-    failure.wrong_result = True
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def marked_wrong(failure: _Error, wrong: bool = True) -> _Error:
+    """``failure``, its own class kept, marked (where ``wrong``) as :func:`wrong_result` marks its failures; read back
+    by :func:`is_marked_wrong`. The grading process marks its own errors so too: a timed call of the answer's that
+    raised or never came back (:mod:`tfperf.autograding.outside`)."""
+    if wrong:
+        failure.wrong_result = True
     return failure
+
+
+def is_marked_wrong(error: BaseException) -> bool:
+    """Whether ``error`` was marked by :func:`marked_wrong`."""
+    return getattr(error, "wrong_result", False) is True
 
 
 class AnswerNotWritten(GradingFailure):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tfperf.grading import guard, speed_trial, targets
-from tfperf.grading.calls import GradingFailure, call, reread, wrong_result
+from tfperf.grading.calls import GradingFailure, call, is_marked_wrong, reread, wrong_result
 from tfperf.grading.messages import NotRunnable
 from tfperf.grading.remote import CALLED_BACK, positional
 from tfperf.grading.results import as_array, call_numbers, calls_differ, check_same_result
@@ -526,7 +526,7 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
         verdict = timed_outside(check, baseline, answer, pairs=check.pairs, time_limit=answer.timeout)
     except NotRunnable as problem:
         outcome.fail(f"{said}: {problem}")
-        if getattr(problem, "wrong_result", False):  # the answer raised on a timed call (not the unfixed code)
+        if is_marked_wrong(problem):  # the answer raised on a timed call, or never returned (not the unfixed code)
             outcome.wrong_result = str(problem)
         return
     finally:
