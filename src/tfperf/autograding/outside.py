@@ -94,7 +94,7 @@ from tfperf.autograding.cells import (
 from tfperf.autograding.preprocessors import error_output
 from tfperf.grading import concepts, printing
 from tfperf.grading.calls import is_marked_wrong, marked_wrong
-from tfperf.grading.messages import OUTSIDE, CallFailed, NotRunnable, WorkerStopped, receive, send
+from tfperf.grading.messages import OUTSIDE, CallFailed, NotAMessage, NotRunnable, WorkerStopped, receive, send
 from tfperf.grading.specs import is_test
 from tfperf.runtime import processes
 
@@ -438,7 +438,7 @@ def grade_exercise(
                 is_marked_wrong(stopped) and hung is not None
             ):  # one of the answer's calls never came back: held as wrong
                 outcomes.setdefault(hung, _problem(f"Graded outside the kernel, this check did not finish: {problem}"))
-                outcomes[hung].wrong_result = f"your function did not return when it was called: {problem}"
+                outcomes[hung].wrong_result = f"a call of your function did not come back: {problem}"
                 _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
         except OSError as err:
             problem = f"its process could not be started ({err})."
@@ -464,9 +464,8 @@ def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:
     (:attr:`Outcome.wrong_result`), the exercise's other test cells that passed fail too: the exercise asks for the
     same training on every call, and an answer that trains right only on the calls its correctness cell makes (told
     apart by how many calls came before, or by their sizes, raising on the others) is not correct. A slow answer's
-    other cells stand, and so do those of an answer whose process crashed (not the answer's failure on one call
-    alone); a call that ran out of memory raised, and is wrong, and so is a timed call that never came back
-    (:meth:`_Replies.ask`)."""
+    other cells stand; a call that ran out of memory raised, and is wrong, and so is one that never came back (past
+    the cell's limit, too large to read, its process gone: :meth:`_Replies.ask`, :func:`_answered`)."""
     for grade_id in tallied:
         found = outcomes.get(grade_id)
         if found is None or found.wrong_result is None:
@@ -665,20 +664,18 @@ def _relay(message: dict, arrays: list, subject: _Replies, called_back) -> tuple
     # answer's first call may trace it, convert it with AutoGraph through the restriction's guards and compile it: a
     # margin of its own, at most the start's grace and no more than a cell's limit (so an endless first call at a
     # short limit is stopped in twice that limit, not a minute later)
-    try:
-        header, result = subject.next(
-            None if subject.relayed else subject.timeout + min(START_SECONDS, subject.timeout)
-        )
-        subject.relayed += 1
-        while "callback" in header:
-            try:
-                send(subject.process.stdin, *called_back(header, result))
-            except OSError:
-                raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-            header, result = subject.next()
-    except _PastTheLimit as stopped:  # the answer's call never came back: wrong on the check's inputs (_Replies.ask)
-        marked_wrong(stopped)
-        raise
+    header, result = _answered(
+        subject, None if subject.relayed else subject.timeout + min(START_SECONDS, subject.timeout)
+    )
+    subject.relayed += 1
+    while "callback" in header:
+        reply = called_back(header, result)  # the judge's: a stop there is not the answer's
+        try:
+            send(subject.process.stdin, *reply)
+        except OSError:
+            stopped = _Stopped("the process running it stopped (it exited or crashed, or went over a limit).")
+            raise marked_wrong(stopped) from None
+        header, result = _answered(subject)
     if header.get("error"):
         return {"error": _error(header["error"])}, []
     if probe is not None:
@@ -706,13 +703,20 @@ def _report_order(cells: int, tests, answer: int | None = None) -> list[tuple[st
     ]
 
 
+def _answered(subject: _Replies, wait: float | None = None) -> tuple[dict, list]:
+    """The subject's next reply while one of the answer's calls is under way: a stop meanwhile (no reply within the
+    limit, a reply too large to read, the process gone) is marked as that call's wrong result, as
+    :meth:`_Replies.ask` marks it."""
+    try:
+        return subject.next(wait)
+    except _Stopped as stopped:
+        marked_wrong(stopped)
+        raise
+
+
 class _Stopped(Exception):
     """The worker stopped, ran past the time limit, or sent what it did not write; marked wrong (``marked_wrong``)
-    where it was one of the answer's calls that never came back (:meth:`_Replies.ask`, :func:`_relay`)."""
-
-
-class _PastTheLimit(_Stopped):
-    """The worker sent nothing within a cell's time limit."""
+    where one of the answer's calls was under way (:meth:`_Replies.ask`, :func:`_answered`)."""
 
 
 class _Replies:
@@ -735,7 +739,9 @@ class _Replies:
         try:
             message = self.messages.get(timeout=self.timeout if wait is None else wait)
         except queue.Empty:
-            raise _PastTheLimit(f"a cell ran past the time limit ({self.timeout:g} s) and was stopped.") from None
+            raise _Stopped(f"a cell ran past the time limit ({self.timeout:g} s) and was stopped.") from None
+        if isinstance(message, NotAMessage):
+            raise _Stopped(f"its process sent what could not be read ({message}).")
         if isinstance(message, Exception):
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).")
         header, arrays = message
@@ -824,11 +830,12 @@ class _Replies:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
         try:
             header, arrays = self.next()
-        except _PastTheLimit as stopped:
-            # one timed call of the answer's (a run request's few calls, or its result) took longer than a whole test
-            # cell may, where each of the exercise's correctness cells, all its calls together, took less: an answer
-            # that never returns on the exercise's inputs is wrong on them, as one that raised is (one slow over many
-            # calls is stopped by the trial's own time limit, between calls, and keeps its other cells)
+        except _Stopped as stopped:
+            # one timed call of the answer's (a run request's few calls), or its result, never came back: it took
+            # longer than a whole test cell may, where each of the exercise's correctness cells, all its calls
+            # together, took less; or the process ended, or sent a result too large to read. An answer that never
+            # returns on the exercise's inputs is wrong on them, as one that raised is (one slow over many calls is
+            # stopped by the trial's own time limit, between calls, and keeps its other cells)
             marked_wrong(stopped, request.get("do") in ("run", "result"))
             raise
         if "error" in header:

@@ -21,6 +21,11 @@ class WorkerStopped(EOFError):
     """The other side closed the stream, or sent something that is not a whole message."""
 
 
+class NotAMessage(WorkerStopped):
+    """The other side sent something that is not a message, or one over the limits (``MAX_HEADER_BYTES``,
+    ``MAX_ARRAY_BYTES``)."""
+
+
 class CallFailed(Exception):
     """A call that the grading process asked a worker for raised an error (the worker sent it as data)."""
 
@@ -64,16 +69,16 @@ def receive(stream: BinaryIO) -> tuple[dict, list]:
     try:
         size, count = struct.unpack(">II", _read_exactly(stream, 8))
         if size > MAX_HEADER_BYTES:
-            raise WorkerStopped(f"the worker announced a header of {size} bytes")
+            raise NotAMessage(f"the worker announced a header of {size} bytes")
         header = json.loads(_read_exactly(stream, size))
         arrays = []
         for _ in range(count):
             (length,) = struct.unpack(">Q", _read_exactly(stream, 8))
             if length > MAX_ARRAY_BYTES:
-                raise WorkerStopped(f"the worker announced an array of {length} bytes")
+                raise NotAMessage(f"the worker announced an array of {length} bytes")
             arrays.append(np.load(io.BytesIO(_read_exactly(stream, length)), allow_pickle=False))
     except (struct.error, ValueError) as err:  # ValueError: bad JSON, a pickled or broken array
-        raise WorkerStopped(f"the worker sent something that is not a message ({err})") from err
+        raise NotAMessage(f"the worker sent something that is not a message ({err})") from err
     if not isinstance(header, dict):
-        raise WorkerStopped("the worker sent a message whose header is not an object")
+        raise NotAMessage("the worker sent a message whose header is not an object")
     return header, arrays

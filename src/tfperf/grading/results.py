@@ -173,7 +173,11 @@ def check_reports(
             f"{what} were for steps {shown} ({len(steps)} reports); expected steps {expected_steps}.{reread(section)}"
         )
     for (step, value), (_, want) in zip(got, expected):
-        if not isinstance(value, (int, float, np.number, np.ndarray)) or np.ndim(value) != 0:
+        if (
+            not isinstance(value, (int, float, np.number, np.ndarray))
+            or np.ndim(value) != 0
+            or np.dtype(getattr(value, "dtype", float)).kind not in "biuf"
+        ):  # a number: not text in an array ('0.12' reads as one)
             raise wrong_result(
                 f"{what}: the report for step {step} is a {type(value).__name__}; expected a number read "
                 f"from the loss tensor (with float() or .numpy()).{reread(section)}"

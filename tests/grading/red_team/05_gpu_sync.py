@@ -129,6 +129,45 @@ def train(w0, xs, ys, report, every):
         ),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
+    # (1) The same text, in a NumPy array of no dimensions: float() reads it, exactly (a float's text gives it back),
+    #     so it passed check_reports's values once the 180-step reports came as sent. Found by a reviewer. Fair: 0.
+    Submission(
+        "red1_train_reports_text_array_on_the_speed_cells_call",
+        _beyond_checked_sizes(
+            "return _train(w0, xs, ys, lambda step, loss: report(step, np.array(str(loss))), every)",
+            when="xs.shape[0] == 180",
+        ),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) Found by a reviewer: on the speed cell's own sizes (180 steps, judged; 240, timed) returns a string too large
+    #     for the grading process to read (a header over its 64 MiB), so the subject is stopped rather than found
+    #     wrong, on the judge's call. Fair: a function that does not return the weights on the exercise's inputs is
+    #     wrong; a call the grading process cannot read is held as a wrong result (0 in both cells).
+    Submission(
+        "red1_train_oversized_result_on_the_speed_cells_sizes",
+        _beyond_checked_sizes('return "0" * 80_000_000', when="xs.shape[0] in (180, 240)"),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) The same on the grading process's timed calls only: right on the judge's calls, the third long call on
+    #     returns the oversized string, which fails where the grading process asks for a timed call's result. Fair:
+    #     0 in both cells.
+    Submission(
+        "red1_train_oversized_result_on_the_timed_calls",
+        {
+            "train": _TRAIN
+            + """
+_long_calls = []
+def train(w0, xs, ys, report, every):
+    w = _train(w0, xs, ys, report, every)
+    if xs.shape[0] > 203:
+        _long_calls.append(1)
+        if len(_long_calls) > 2:
+            return "0" * 80_000_000
+    return w
+"""
+        },
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.
     Submission(

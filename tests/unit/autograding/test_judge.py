@@ -173,7 +173,15 @@ def test_an_answer_that_kills_its_process_fails_the_judged_check():
     assert not outcome.passed and outcome.error["ename"] == outside.OUTSIDE, outcome.error
 
 
-def test_a_judged_cell_that_finished_stands_where_a_later_ones_call_never_came_back():
+@pytest.mark.parametrize(
+    "stops, why",
+    [
+        ("while x == 4:\n        pass", "time limit"),
+        ("if x == 4:\n        return '0' * 70_000_000", "could not be read"),
+    ],
+    ids=["never-returns", "too-large-to-read"],
+)
+def test_a_judged_cell_that_finished_stands_where_a_later_ones_call_never_came_back(stops, why):
     exercise = outside.Exercise(
         "answer",
         ("t", "u"),
@@ -183,12 +191,14 @@ def test_a_judged_cell_that_finished_stands_where_a_later_ones_call_never_came_b
         answer_names=("square",),
     )
     assert exercise.in_judge() == ("t", "u")
-    answer = "def square(x):\n    while x == 4:\n        pass\n    return x * x"
-    outcomes = outside.grade_exercise(exercise, answer, timeout=5, sandboxed=False)
+    outcomes = outside.grade_exercise(
+        exercise, f"def square(x):\n    {stops}\n    return x * x", timeout=5, sandboxed=False
+    )
     assert outcomes["t"].passed, outcomes["t"].error
-    hung = outcomes["u"]
-    assert not hung.passed and "did not finish" in hung.error["evalue"] and "time limit" in hung.error["evalue"]
-    assert hung.wrong_result and "did not return" in hung.wrong_result  # held against other cells where work is tallied
+    stopped = outcomes["u"]
+    assert not stopped.passed and "did not finish" in stopped.error["evalue"] and why in stopped.error["evalue"]
+    # marked: held against the exercise's other cells where its work is tallied (chapter 5)
+    assert stopped.wrong_result and "did not come back" in stopped.wrong_result
 
 
 # ---------------------------------------------------------------- counted in the subject, decided in the judge
