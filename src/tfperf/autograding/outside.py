@@ -767,14 +767,26 @@ class _Replies:
 
     def request(self, **request) -> dict:
         """One request the worker answers with data (``prints``, ``bytes``, ``traces``): its reply; ``CallFailed``
-        where it raised."""
+        where it raised. What a timed call of the answer's did (``calls_back``, ``work``: its own data, read after
+        the clock) that cannot be read is held as that call's wrong result, as :meth:`ask` holds its result: a stop
+        meanwhile is marked, and an error is a marked :class:`NotRunnable`, which the speed check reports."""
+        about_a_call = request.get("do") in ("calls_back", "work")
         try:
             send(self.process.stdin, request)
         except OSError:
             raise _Stopped("the process running it stopped (it exited or crashed, or went over a limit).") from None
-        header, _ = self.next()
+        try:
+            header, _ = self.next()
+        except _Stopped as stopped:
+            marked_wrong(stopped, about_a_call)
+            raise
         if header.get("error"):
             error = _error(header["error"])
+            if about_a_call:
+                problem = (
+                    f"what your function did in a timed call could not be read: {error['ename']}: {error['evalue']}"
+                )
+                raise marked_wrong(NotRunnable(problem))
             raise CallFailed(f"{error['ename']}: {error['evalue']}")
         return header
 

@@ -189,16 +189,15 @@ def check_reports(
 
 
 def call_numbers(args: Sequence[Any]) -> list[float]:
-    """The numbers of one call's arguments, flattened in order (tensors, arrays and numbers; anything else reads as
-    NaN, which no due number equals): a call of a function the check passed, as the checks compare it."""
+    """The number of each of one call's arguments, in order: a call of a function the check passed, as the checks
+    compare it. An argument is read as a number where it is one (a Python or NumPy number, or an array or tensor of
+    no dimensions, of a numeric dtype), as :func:`check_reports` takes a report's value; anything else (a list, an
+    array of more numbers or of text) reads as NaN, which no due number equals."""
     numbers: list[float] = []
     for value in args:
-        if type(value) in (list, tuple):
-            numbers += call_numbers(value)
-        elif _plain(value):
-            numbers += [float(x) for x in np.ravel(np.real(as_array(value, "an argument")))]
-        else:
-            numbers.append(float("nan"))
+        array = as_array(value, "an argument") if _plain(value) and type(value) not in (list, tuple) else None
+        number = array is not None and array.ndim == 0 and array.dtype.kind in "biuf"
+        numbers.append(float(array) if number else float("nan"))
     return numbers
 
 

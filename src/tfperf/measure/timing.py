@@ -285,7 +285,8 @@ class Unsettled:
 
 def settle(value: Any) -> Any:
     """``value`` made concrete, inside the clock: what NumPy or TensorFlow computed (:func:`is_computed`), and
-    tuples, lists and dicts of such, as they are (a device's work is waited for by ``sync``); a tuple or list of
+    tuples, lists and dicts of such, as they are (a device's work is waited for by ``sync``; a variable's value is
+    read now); a tuple or list of
     another class as a plain one of its items settled; any other object converted with ``numpy.asarray`` now (or its
     own ``numpy()``), so that a lazy result cannot defer its work past the clock (nor change its value after it).
     What neither converts becomes an :class:`Unsettled`, which no check reads."""
@@ -295,7 +296,9 @@ def settle(value: Any) -> Any:
     if type(value) is dict:
         return {k: settle(v) for k, v in value.items()}
     if is_computed(value):
-        return value
+        # a variable's value now, as the call returned it: one the answer keeps, and trains again in its next call,
+        # would read as that call's by the time the checks read the results (after the sample's calls)
+        return value.read_value() if type(value).__name__ == "ResourceVariable" else value
     return _as_array(value)
 
 

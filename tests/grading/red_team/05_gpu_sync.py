@@ -51,6 +51,23 @@ def train(w0, xs, ys, report, every):
     }
 
 
+def _counted_calls(branch: str) -> dict[str, str]:
+    """``train`` that counts its calls of each number of steps (``n`` steps, the ``k``-th such call) and runs
+    ``branch`` (code indented for the function's body) before it trains right."""
+    return {
+        "train": _TRAIN
+        + f"""
+_seen = {{}}
+def train(w0, xs, ys, report, every):
+    n = int(xs.shape[0])
+    _seen[n] = _seen.get(n, 0) + 1
+    k = _seen[n]
+    {branch}
+    return _train(w0, xs, ys, report, every)
+"""
+    }
+
+
 RED_TEAM = [
     # (1) Remembers the weights per problem size: wrong on new data of a size seen before. The speed check's new
     #     data on every timed call exposes it, and so does train_tests: its prints check calls the visible result
@@ -167,6 +184,97 @@ def train(w0, xs, ys, report, every):
 """
         },
         {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # Round 2 of the review of the rule "right on every call" (a helper in a fresh context, code only): answers that
+    # tell the grading process's timed calls (240 steps, from the third on: the judge makes two) or the speed cell's
+    # other calls apart by counting the calls of each size, and one honest answer.
+    # (1) Reports each loss in a list on the timed calls only: the timed calls compared the numbers flattened, so
+    #     the list passed where check_reports refuses it. Fair: 0 in both cells.
+    Submission(
+        "red1_train_list_reports_on_the_timed_calls",
+        _counted_calls(
+            "if n == 240 and k > 2:\n"
+            "        return _train(w0, xs, ys, lambda step, loss: report(step, [float(loss)]), every)"
+        ),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) An extra report of an array of six million numbers on the timed calls: its calls back, read after the
+    #     clock, were too large to send. Fair: 0 in both cells.
+    Submission(
+        "red1_train_huge_report_on_the_timed_calls",
+        _counted_calls("if n == 240 and k > 2:\n        report(0, np.random.default_rng(0).random(6_000_000))"),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) An extra report of text on the timed calls: reading its calls back raised in the subject, and that error
+    #     escaped the speed check, stopping the grading of the whole notebook. Fair: 0 in both cells.
+    Submission(
+        "red1_train_text_report_on_the_timed_calls",
+        _counted_calls('if n == 240 and k > 2:\n        report(0, np.array("x"))'),
+        {"train_tests": 0, "train_speed_tests": 0},
+    ),
+    # (1) Prints on the speed cell's first call (200 steps, its prints check), so the cell fails there, before any
+    #     call of 240 steps, on which it raises. Fair: 0 in both cells (wrong on the exercise's inputs).
+    Submission(
+        "red1_train_prints_then_raises_beyond_checked_sizes",
+        _counted_calls(
+            'if n > 203:\n        raise ValueError("more steps than this loop was written for")\n'
+            '    if n == 200:\n        print("training", n, "steps")'
+        ),
+        {"train_tests": 0, "train_speed_tests": 0},
+        gap="the speed cell fails on its first call's prints, unmarked, so its longer calls are never made: train_tests keeps 3",
+    ),
+    # (1) Ten host reads and no training on the speed cell's judged 180-step call (its read count fails first),
+    #     raising on the longer runs. Fair: 0 in both cells.
+    Submission(
+        "red1_train_reads_on_the_speed_cells_call_then_raises",
+        _counted_calls(
+            'if n > 203:\n        raise ValueError("more steps than this loop was written for")\n'
+            "    if n == 180:\n        for i in range(10):\n            float(tf.reduce_sum(xs[i]))\n"
+            "        return w0"
+        ),
+        {"train_tests": 0, "train_speed_tests": 0},
+        gap="the speed cell's read count fails first, unmarked, and its longer calls are never made: train_tests keeps 3",
+    ),
+    # (1) Wrong where the reviewer read that nothing is compared: the first call of the trial's probe of the sample
+    #     size (untrained), and the prints checks' calls (no reports). Fair: 0 in both cells.
+    Submission(
+        "red1_train_wrong_on_uncompared_calls",
+        _counted_calls(
+            "if (n == 240 and k == 5) or (n == 200 and k == 7):\n        return w0\n"
+            "    if n in (60, 200) and k == 2:\n"
+            "        return _train(w0, xs, ys, lambda step, loss: None, every)"
+        ),
+        {"train_tests": 0, "train_speed_tests": 0},
+        gap="the calls of the trial's probe of its sample size and the prints checks' reports are not compared: 3 + 2",
+    ),
+    # Honest: one variable made once and returned itself, its value set from w0 at every call. The timed calls'
+    # results were read after the sample's calls, all the last one's weights by then; now read as each call returns.
+    Submission(
+        "hi5_honest_reused_variable",
+        {
+            "train": """
+@tf.function
+def train_block(w, xs, ys):
+    loss = tf.constant(0.0)
+    for i in tf.range(tf.shape(xs)[0]):
+        loss = gpu_sync.train_step(w, xs[i], ys[i])
+    return loss
+
+_weights = []
+
+def train(w0, xs, ys, report, every):
+    if not _weights:
+        _weights.append(tf.Variable(w0))
+    w = _weights[0]
+    w.assign(w0)
+    steps = xs.shape[0]
+    for start in range(0, steps, every):
+        loss = train_block(w, xs[start:start + every], ys[start:start + every])
+        report(min(start + every, steps) - 1, float(loss))
+    return w
+"""
+        },
+        {},
     ),
     # (2) Slows the baseline by wrapping the library's training step while it is called from the unfixed loop;
     #     the checks refuse the changed library from then on, in every exercise.

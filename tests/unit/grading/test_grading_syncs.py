@@ -101,6 +101,16 @@ def test_calls_of_a_function_passed_are_compared_in_number_order_and_arguments()
     assert results.call_numbers([object()]) != results.call_numbers([object()])  # NaN: equal to nothing due
 
 
+@pytest.mark.parametrize(
+    "value", [[0.25], (0.25,), np.array([0.25]), np.array("0.25"), "0.25", tf.constant("0.25"), tf.constant([0.25])]
+)
+def test_a_call_back_is_compared_as_check_reports_takes_a_report_a_number_each(value):
+    due = [[19.0, 0.25]]
+    assert results.calls_differ([results.call_numbers((19, value))], due, rtol=1e-4, atol=1e-5) is not None
+    for number in (0.25, np.float32(0.25), np.array(0.25), tf.constant(0.25)):
+        assert results.calls_differ([results.call_numbers((np.int64(19), number))], due, rtol=1e-4, atol=1e-5) is None
+
+
 def test_a_function_passed_may_be_called_with_its_arguments_by_name():
     calls, seen = [], []
     (report,) = speed.recording((lambda step, loss: seen.append((step, loss)),), calls)

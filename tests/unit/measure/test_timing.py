@@ -132,6 +132,15 @@ def test_settle_leaves_what_numpy_and_tensorflow_computed_as_it_is():
     assert timing.settle(np.float32(2.5)) == 2.5 and type(timing.settle(np.int64(3))) is np.int64
 
 
+def test_settle_reads_a_variable_as_it_is_when_the_call_returns():
+    import tensorflow as tf
+
+    kept = tf.Variable([1.0, 2.0])
+    settled = timing.settle(kept)
+    kept.assign([3.0, 4.0])  # an answer that keeps its variable trains it again in its next call
+    assert settled.numpy().tolist() == [1.0, 2.0]
+
+
 def test_a_lazy_result_that_says_it_is_numpys_or_tensorflows_is_converted_inside_the_clock():
     """Issue 47's red team: a class whose ``__module__`` says "numpy" was taken as computed, and its work ran when the
     grading process asked for the drawn result, after the clock stopped."""
