@@ -252,14 +252,8 @@ def train(w0, xs, ys, report, every):
     Submission(
         "hi5_honest_reused_variable",
         {
-            "train": """
-@tf.function
-def train_block(w, xs, ys):
-    loss = tf.constant(0.0)
-    for i in tf.range(tf.shape(xs)[0]):
-        loss = gpu_sync.train_step(w, xs[i], ys[i])
-    return loss
-
+            "train": _TRAIN
+            + """
 _weights = []
 
 def train(w0, xs, ys, report, every):
