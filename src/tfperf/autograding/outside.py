@@ -434,9 +434,8 @@ def grade_exercise(
                     "ename": OUTSIDE,
                     "evalue": f"Checked by the grading process, this check did not finish: {problem}",
                 }
-            if (
-                is_marked_wrong(stopped) and hung is not None
-            ):  # one of the answer's calls never came back: held as wrong
+            # one of the answer's calls never came back: held as wrong
+            if is_marked_wrong(stopped) and hung is not None:
                 outcomes.setdefault(hung, _problem(f"Graded outside the kernel, this check did not finish: {problem}"))
                 outcomes[hung].wrong_result = f"a call of your function did not come back: {problem}"
                 _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
