@@ -37,20 +37,6 @@ def _train_epochs(w0, xs, ys, epochs, on_epoch_end):
 """
 
 
-def _beyond_checked_sizes(refusal: str, when: str = "xs.shape[0] > 203") -> dict[str, str]:
-    """``train`` right on runs of up to 203 steps (the largest train_tests makes) and ``refusal`` on longer ones (or
-    where ``when`` holds)."""
-    return {
-        "train": _TRAIN
-        + f"""
-def train(w0, xs, ys, report, every):
-    if {when}:
-        {refusal}
-    return _train(w0, xs, ys, report, every)
-"""
-    }
-
-
 def _counted_calls(branch: str) -> dict[str, str]:
     """``train`` that counts its calls of each number of steps (``n`` steps, the ``k``-th such call) and runs
     ``branch`` (code indented for the function's body) before it trains right."""
@@ -66,6 +52,12 @@ def train(w0, xs, ys, report, every):
     return _train(w0, xs, ys, report, every)
 """
     }
+
+
+def _beyond_checked_sizes(refusal: str, when: str = "n > 203") -> dict[str, str]:
+    """``train`` right on runs of up to 203 steps (the largest train_tests makes) and ``refusal`` on longer ones (or
+    where ``when`` holds)."""
+    return _counted_calls(f"if {when}:\n        {refusal}")
 
 
 RED_TEAM = [
@@ -121,18 +113,7 @@ def train(w0, xs, ys, report, every):
     #     with a short cell limit.
     Submission(
         "red1_train_hangs_on_the_timed_calls",
-        {
-            "train": _TRAIN
-            + """
-_long_calls = []
-def train(w0, xs, ys, report, every):
-    if xs.shape[0] > 203:
-        _long_calls.append(1)
-        while len(_long_calls) > 2:
-            pass
-    return _train(w0, xs, ys, report, every)
-"""
-        },
+        _counted_calls("while n == 240 and k > 2:\n        pass"),
         {"train_tests": 0, "train_speed_tests": 0},
         hangs=True,
     ),
@@ -142,7 +123,7 @@ def train(w0, xs, ys, report, every):
     Submission(
         "red1_train_reports_text_on_the_speed_cells_call",
         _beyond_checked_sizes(
-            "return _train(w0, xs, ys, lambda step, loss: report(step, str(loss)), every)", when="xs.shape[0] == 180"
+            "return _train(w0, xs, ys, lambda step, loss: report(step, str(loss)), every)", when="n == 180"
         ),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
@@ -152,7 +133,7 @@ def train(w0, xs, ys, report, every):
         "red1_train_reports_text_array_on_the_speed_cells_call",
         _beyond_checked_sizes(
             "return _train(w0, xs, ys, lambda step, loss: report(step, np.array(str(loss))), every)",
-            when="xs.shape[0] == 180",
+            when="n == 180",
         ),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
@@ -162,7 +143,7 @@ def train(w0, xs, ys, report, every):
     #     wrong; a call the grading process cannot read is held as a wrong result (0 in both cells).
     Submission(
         "red1_train_oversized_result_on_the_speed_cells_sizes",
-        _beyond_checked_sizes('return "0" * 80_000_000', when="xs.shape[0] in (180, 240)"),
+        _beyond_checked_sizes('return "0" * 80_000_000', when="n in (180, 240)"),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     # (1) The same on the grading process's timed calls only: right on the judge's calls, the third long call on
@@ -170,19 +151,9 @@ def train(w0, xs, ys, report, every):
     #     0 in both cells.
     Submission(
         "red1_train_oversized_result_on_the_timed_calls",
-        {
-            "train": _TRAIN
-            + """
-_long_calls = []
-def train(w0, xs, ys, report, every):
-    w = _train(w0, xs, ys, report, every)
-    if xs.shape[0] > 203:
-        _long_calls.append(1)
-        if len(_long_calls) > 2:
-            return "0" * 80_000_000
-    return w
-"""
-        },
+        _counted_calls(
+            'if n == 240 and k > 2:\n        _train(w0, xs, ys, report, every)\n        return "0" * 80_000_000'
+        ),
         {"train_tests": 0, "train_speed_tests": 0},
     ),
     # Round 2 of the review of the rule "right on every call" (a helper in a fresh context, code only): answers that
