@@ -643,6 +643,17 @@ def autograded_notebooks(courses: GradedCourses, assignment: str, student: str) 
     return [nbformat.read(path, as_version=4) for path in sorted(folder.glob("*.ipynb"))]
 
 
+def graded_output(courses: GradedCourses, assignment: str, student: str, grade_id: str, keep: int = 1500) -> str:
+    """The last ``keep`` characters a graded cell of ``student``'s autograded notebook showed (its printed text and
+    its error): why it scored what it did, for a failed test's message, as the round trip's folder is removed."""
+    for nb in autograded_notebooks(courses, assignment, student):
+        for cell in nb.cells:
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+                shown = [o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}" for o in cell.get("outputs", [])]
+                return "".join(shown)[-keep:] or "(none)"
+    return "(the autograded notebook has no such cell)"
+
+
 def execution_problems(nb: nbformat.NotebookNode) -> list[str]:
     """What went wrong when ``nb`` ran: a cell that raised (nbgrader runs on past errors, so full marks
     alone would not show a broken demonstration), a graded cell that wrote to stderr, a tagged
@@ -803,7 +814,10 @@ def test_plausible_answers_score_what_they_deserve(graded_course, assignment, su
             expected = 0
         else:
             expected = full
-        assert got == expected, f"{submission.name}: {grade_id} scored {got}, expected {expected} (all: {scores})"
+        assert got == expected, (
+            f"{submission.name}: {grade_id} scored {got}, expected {expected} (all: {scores}); the cell's output: "
+            + graded_output(graded_course, assignment, packed.student_id, grade_id)
+        )
 
 
 @pytest.mark.parametrize("assignment", roundtrip_assignments())
