@@ -279,7 +279,7 @@ def test_a_sample_size_is_tried_on_inputs_made_together_not_guessed_from_one_cal
     failing check of chapter 1); among 4 made together a call takes 20 ms, so 3 calls make the sample's 50 ms."""
     worker = _MemoByIdWorker()
     assert speed_trial._sample_size(worker, iter(range(100)), alone=0.0) == 3
-    assert worker.prepares == [4]
+    assert worker.prepares == [4, 4]
 
 
 def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_slower():
@@ -296,7 +296,7 @@ def test_a_sample_size_is_what_one_call_alone_says_where_calls_together_are_no_s
 
     worker = Steady()
     assert 9 <= speed_trial._sample_size(worker, iter(range(100)), alone=0.005) <= 11
-    assert worker.prepares == [4]
+    assert worker.prepares == [4, 4]
 
 
 class _Timed:
@@ -355,7 +355,7 @@ class _SlowInputs(_Timed):
 
 
 def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sample_fail():
-    """The answer's first 7 prepare requests (2 untimed, 1 for the sample size, the first 4 timed pairs) each take
+    """The answer's first 8 prepare requests (2 untimed, 2 for the sample size, the first 4 timed pairs) each take
     0.1 s more: the median of those pairs is over the allowance, so twice as many pairs more are timed (8 where the
     first look settled after 4 pairs; more where a pair timed under load kept it open), and the median of all
     decides. Every prepare 0.1 s slower fails after the second look too."""
@@ -365,7 +365,7 @@ def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sam
         return 4 <= first <= 7 and verdict.second_look == 2 * first
 
     check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
-    stalled = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=7), pairs=7, target=2.0)
+    stalled = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=8), pairs=7, target=2.0)
     assert stalled.passed and second_look_doubled(stalled), stalled
     assert f"{stalled.second_look} of them taken again" in stalled.line()
     hidden = speed.timed_outside(check, _Timed(0.010), _SlowInputs(0.001, 0.1, stalled=10**6), pairs=7, target=2.0)
@@ -377,21 +377,21 @@ def test_inputs_slow_to_make_in_a_few_samples_get_a_second_look_and_in_every_sam
 
 def test_pairs_settled_early_still_compare_as_many_results():
     """10 ms against 1 ms settles after 4 of 7 pairs (10x leaves room for a sleep overslept under load); the answer's 3
-    samples left are still run and a call of each compared. Right for its first 7 runs (2 untimed, 1 for the sample
-    size, 4 timed samples), it is caught on the 8th."""
+    samples left are still run and a call of each compared. Right for its first 8 runs (2 untimed, 2 for the sample
+    size, 4 timed samples), it is caught on the 9th."""
     check = speed.SpeedCheck("speed_tests", "some.exercise", "fast", "slow", "make", prelude="")
     honest = speed.timed_outside(check, _Timed(0.010), _WrongLater(0.001, right=10**6), pairs=7, target=2.0)
     assert honest.passed and len(honest.ratios) == 4
-    wrong_later = speed.timed_outside(check, _Timed(0.010), _WrongLater(0.001, right=7), pairs=7, target=2.0)
+    wrong_later = speed.timed_outside(check, _Timed(0.010), _WrongLater(0.001, right=8), pairs=7, target=2.0)
     assert not wrong_later.passed and "differs" in wrong_later.problem and len(wrong_later.ratios) == 4
 
 
 def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to_compare():
     """The answer's call compared after a pair is drawn before it, and the unfixed code's sample starts with that
     call's inputs (the results here are the inputs' seeds, so the comparison agrees only on the same inputs). The
-    unfixed code ran its 2 untimed calls, 1 to size its samples (none where one call fills a sample), then once for
+    unfixed code ran its 2 untimed calls, 2 to size its samples (none where one call fills a sample), then once for
     each planned pair: a timed sample, or a run for an answer's sample left untimed once the verdict was settled. Idle,
-    settled after 4 of 7 pairs: 10 runs (14 when each timed pair ran it once more to compare)."""
+    settled after 4 of 7 pairs: 11 runs (15 when each timed pair ran it once more to compare)."""
 
     class Counted(_Timed):
         runs = 0  # run requests, whatever their count
@@ -404,7 +404,7 @@ def test_the_unfixed_code_runs_once_a_timed_pair_its_sample_giving_the_result_to
     baseline = Counted(0.004)
     verdict = speed.timed_outside(check, baseline, _Timed(0.001), pairs=7, target=2.0)
     assert verdict.passed and verdict.problem is None, verdict
-    assert baseline.runs in (2 + verdict.planned, 3 + verdict.planned), (baseline.runs, verdict)
+    assert baseline.runs in (2 + verdict.planned, 4 + verdict.planned), (baseline.runs, verdict)
 
 
 class _QuietLater(_Timed):
