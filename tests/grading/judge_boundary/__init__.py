@@ -600,6 +600,7 @@ CASES: dict[str, list[Submission]] = {
         # honest: A plain tf.function whose only work is a call to an XLA-compiled inner function, so the chain really runs fused. A fair byte count follows the call into the inner XLA module (it is fused either way).
         Submission(
             "jb_ac_outer_graph_inner_jit",
+        "jb_ac_wrong_after_forty_calls",
             {
                 "activation": '@tf.function(jit_compile=True)\ndef fused_chain(x, scale, shift):\n    y = x * scale + shift\n    return 0.5 * y * (1.0 + tf.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))\n\n\n@tf.function\ndef activation(x, scale, shift):\n    """The same values as activation_unfused; the work is one XLA kernel."""\n    return fused_chain(x, scale, shift)\n'
             },
