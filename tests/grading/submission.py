@@ -51,6 +51,11 @@ class Submission:
     #: get yet (its round-trip test is a strict expected failure, which says when the hole is closed).
     gap: str = ""
 
+    def __post_init__(self) -> None:
+        for mapping in ("edits", "expected", "locked_edits", "metadata_edits"):
+            if not isinstance(getattr(self, mapping), dict):
+                raise TypeError(f"{self.name}: {mapping} is a {type(getattr(self, mapping)).__name__}, not a dict")
+
     @property
     def touched(self) -> set[str]:
         """grade_ids of every cell this submission changes."""
