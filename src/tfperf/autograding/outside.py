@@ -92,7 +92,7 @@ from tfperf.autograding.cells import (
     replay_source,
 )
 from tfperf.autograding.preprocessors import error_output
-from tfperf.grading import concepts, printing
+from tfperf.grading import concepts, printing, speed
 from tfperf.grading.calls import is_marked_wrong, marked_wrong
 from tfperf.grading.messages import OUTSIDE, CallFailed, NotAMessage, NotRunnable, WorkerStopped, receive, send
 from tfperf.grading.specs import is_test
@@ -415,10 +415,18 @@ def grade_exercise(
             if judged is not None:
                 outcomes.update(judged.run(worker, timeout))
             pending = grading.pending([g for g in exercise.tests if g in outcomes and outcomes[g].passed])
+            pending += [
+                (speed, g, c)
+                for g in exercise.tests
+                if _failed_a_check(outcomes.get(g))
+                for c in speed.specs(grading, g, "")
+            ]
             while pending:
                 kind, grade_id, check = pending[0]
                 if outcomes[grade_id].passed:  # a cell's first failure stands: its later checks are not decided
                     kind.decide(grading, check, outcomes[grade_id])
+                elif kind is speed and _failed_a_check(outcomes[grade_id]):  # but its speed checks' calls still count
+                    speed.marks(grading, check, outcomes[grade_id])
                 pending.pop(0)
             _wrong_on_any_call(outcomes, {c.grade_id for c in speed_checks or [] if c.work is not None})
         except _Stopped as stopped:
@@ -455,6 +463,18 @@ def grade_exercise(
                 grade_id
             ].printed += f"(The answer cell raised {answer_error['ename']}: {answer_error['evalue']})\n"
     return outcomes
+
+
+def _failed_a_check(outcome: Outcome | None) -> bool:
+    """Whether ``outcome``'s cell failed on a check (not a stopped process, nor an answer not written yet), with
+    nothing found wrong yet: its speed checks' calls are still made for their results
+    (:func:`tfperf.grading.speed.marks`)."""
+    return (
+        outcome is not None
+        and outcome.error is not None
+        and outcome.error.get("ename") == "GradingFailure"
+        and outcome.wrong_result is None
+    )
 
 
 def _wrong_on_any_call(outcomes: dict[str, Outcome], tallied: set[str]) -> None:

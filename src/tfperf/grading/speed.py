@@ -13,7 +13,7 @@ import ast
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -563,3 +563,27 @@ def decide(grading, check: SpeedCheck, outcome) -> None:
         )
         return
     outcome.printed += f"{said}: {verdict.measured}; target {verdict.target:.2f}x on {device_class}.\n"
+
+
+#: Pairs of a speed check timed only for what its calls compute (:func:`marks`): the trial's untimed calls, one pair
+#: and the calls compared with it are enough to find an answer wrong on the check's sizes.
+MARKS_PAIRS = 1
+
+
+def marks(grading, check: SpeedCheck, outcome) -> None:
+    """Where ``outcome``'s cell failed before ``check`` was timed, and ``check`` tallies the exercise's work (chapter
+    5's ``train``, whose every call must train as the exercise says): make the check's calls all the same, for what
+    they compute only (:data:`MARKS_PAIRS`), and mark the cell wrong (:attr:`Outcome.wrong_result`) where one was. An
+    answer that fails a check on purpose early in the cell (it prints, or reads the host, on that check's call) is
+    so still called on the sizes of the cell's later checks, where it may raise or compute something else; the cell's
+    own failure stands, and a right answer's other cells stand too."""
+    if check.work is None or outcome.wrong_result is not None or grading.clean_worker is None:
+        return
+    found = type(outcome)()
+    decide(replace(grading, record=None), replace(check, pairs=MARKS_PAIRS), found)  # no row: not a speed verdict
+    if found.wrong_result is not None:
+        outcome.wrong_result = found.wrong_result
+        outcome.printed += (
+            "Its speed check's calls were made too, for their results only, and one was wrong: "
+            f"{found.wrong_result.rstrip('.')}.\n"
+        )

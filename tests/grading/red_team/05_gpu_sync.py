@@ -192,7 +192,6 @@ def train(w0, xs, ys, report, every):
             '    if n == 200:\n        print("training", n, "steps")'
         ),
         {"train_tests": 0, "train_speed_tests": 0},
-        gap="the speed cell fails on its first call's prints, unmarked, so its longer calls are never made: train_tests keeps 3",
     ),
     # (1) Ten host reads and no training on the speed cell's judged 180-step call (its read count fails first),
     #     raising on the longer runs. Fair: 0 in both cells.
@@ -204,7 +203,6 @@ def train(w0, xs, ys, report, every):
             "        return w0"
         ),
         {"train_tests": 0, "train_speed_tests": 0},
-        gap="the speed cell's read count fails first, unmarked, and its longer calls are never made: train_tests keeps 3",
     ),
     # (1) Wrong where the reviewer read that nothing is compared: the first call of the trial's probe of the sample
     #     size (untrained), and the prints checks' calls (no reports). Fair: 0 in both cells.

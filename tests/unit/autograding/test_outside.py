@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 from tfperf.autograding import outside
+from tfperf.grading.messages import OUTSIDE
 
 #: As nbgrader runs it: in the grading sandbox (the other tests run the worker plain, for speed).
 SANDBOXED = pytest.mark.parametrize(
@@ -340,6 +341,24 @@ def test_a_call_found_wrong_by_the_cell_that_tallies_the_work_fails_the_exercise
     untallied = graded(tally_broken)
     outside._wrong_on_any_call(untallied, set())
     assert slow["train_tests"].passed and untallied["train_tests"].passed
+
+
+def test_only_a_cell_failed_on_a_check_has_its_speed_checks_calls_made_for_their_results():
+    """A cell that failed on a check before its speed check was timed (chapter 5's answer that prints on the first
+    call on purpose) still has its speed checks' calls made, for their results (``speed.marks``); not a cell whose
+    process stopped, an answer not written yet, a cell already found wrong, or one that passed."""
+
+    def failed(ename: str, wrong: str | None = None) -> outside.Outcome:
+        outcome = outside.Outcome(error={"ename": ename, "evalue": "..."})
+        outcome.wrong_result = wrong
+        return outcome
+
+    assert outside._failed_a_check(failed("GradingFailure"))
+    assert not outside._failed_a_check(failed("GradingFailure", wrong="a result differs"))
+    for ename in ("AnswerNotWritten", "KernelDied", "GradedOutsideKernel", OUTSIDE):
+        assert not outside._failed_a_check(failed(ename)), ename
+    assert not outside._failed_a_check(outside.Outcome(printed="Passed\n"))
+    assert not outside._failed_a_check(None)
 
 
 @pytest.mark.slow
